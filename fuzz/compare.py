@@ -1,0 +1,83 @@
+"""Output comparison, the rule every verdict and every repro.py uses.
+
+This module imports only torch: codegen copies its source into each repro, so
+the standalone script judges exactly as shapefuzz does.
+
+Rule (after torch._dynamo.utils.same with fp64_ref): a floating output passes
+when it is allclose to eager at the dtype's tolerance, or when its RMS error
+against the float64 reference is at most `multiplier * eager's + tol / 10`.
+Integers and bools must be equal. NaN/+inf/-inf positions must agree with
+eager, unless they agree with the float64 reference cast to the same dtype.
+"""
+
+import torch
+
+# dtype -> tol: the allclose atol/rtol, and a tenth of it is the fp64 rule's slack.
+TOLERANCES = {torch.float64: 1e-7, torch.float32: 1e-4, torch.float16: 1e-3, torch.bfloat16: 1e-2}
+FP64_MULTIPLIER = {torch.float16: 3.0, torch.bfloat16: 3.0}
+
+
+def _nonfinite_code(t):
+    code = torch.zeros(t.shape, dtype=torch.int8)
+    code[torch.isnan(t)] = 1
+    code[torch.isposinf(t)] = 2
+    code[torch.isneginf(t)] = 3
+    return code
+
+
+def _rmse(a, b):
+    return (a - b).pow(2).mean().sqrt().item() if a.numel() else 0.0
+
+
+def compare_tensor(actual, expected, ref64):
+    """None when `actual` passes against eager `expected` (and `ref64`), else
+    (kind, detail) with kind in type/shape/dtype/nonfinite/values."""
+    if not isinstance(actual, torch.Tensor) or not isinstance(expected, torch.Tensor):
+        if type(actual) is not type(expected) or actual != expected:
+            return "type", {"actual": repr(actual)[:80], "expected": repr(expected)[:80]}
+        return None
+    if actual.shape != expected.shape:
+        return "shape", {"actual": list(actual.shape), "expected": list(expected.shape)}
+    if actual.dtype != expected.dtype:
+        return "dtype", {"actual": str(actual.dtype), "expected": str(expected.dtype)}
+    a, e = actual.detach().cpu(), expected.detach().cpu()
+    if not a.is_floating_point():
+        if torch.equal(a, e):
+            return None
+        wrong = (a != e).sum().item()
+        return "values", {"mismatched": wrong, "numel": a.numel()}
+    r = ref64.detach().cpu() if isinstance(ref64, torch.Tensor) and ref64.shape == a.shape else None
+    ca, ce = _nonfinite_code(a), _nonfinite_code(e)
+    if not torch.equal(ca, ce) and (r is None or not torch.equal(ca, _nonfinite_code(r.to(a.dtype)))):
+        return "nonfinite", {"positions": int((ca != ce).sum()), "numel": a.numel()}
+    finite = (ca == 0) & (ce == 0)
+    if r is not None:
+        finite &= torch.isfinite(r)
+    a64, e64 = a.double()[finite], e.double()[finite]
+    tol = TOLERANCES.get(a.dtype, 1e-4)
+    if torch.allclose(a64, e64, rtol=tol, atol=tol):
+        return None
+    diff = (a64 - e64).abs()
+    detail = {"max_abs": diff.max().item(),
+              "max_rel": (diff / e64.abs().clamp_min(1e-12)).max().item()}
+    if r is not None:
+        r64 = r.double()[finite]
+        err, eager_err = _rmse(a64, r64), _rmse(e64, r64)
+        detail.update(compiled_vs_fp64=err, eager_vs_fp64=eager_err)
+        if err <= FP64_MULTIPLIER.get(a.dtype, 2.0) * eager_err + tol / 10:
+            return None
+    return "values", detail
+
+
+def compare_outputs(actual, expected, ref64):
+    """Compare every output; a list of (index, kind, detail), empty when all pass."""
+    actual, expected = tuple(actual), tuple(expected)
+    if len(actual) != len(expected):
+        return [(-1, "arity", {"actual": len(actual), "expected": len(expected)})]
+    ref64 = tuple(ref64) if ref64 is not None else (None,) * len(actual)
+    out = []
+    for i, (a, e, r) in enumerate(zip(actual, expected, ref64)):
+        bad = compare_tensor(a, e, r)
+        if bad:
+            out.append((i, bad[0], bad[1]))
+    return out

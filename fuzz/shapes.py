@@ -1,0 +1,125 @@
+"""Abstract values: what the generator and validator know about a tensor
+without running torch.
+
+A Dim carries its concrete size at every call of the size schedule plus a
+symbolic key. Broadcasting and `cat` match dims by key, not by value, so a
+program never forces a dynamic size to equal a constant (which would make
+Dynamo specialise it); constraints (pad < size, ...) are checked against the
+values at every call, so the program is valid for the whole schedule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Dim:
+    base: str | None  # opaque symbolic part ("s0", "s0//2+s1"), None for literals
+    const: int  # affine offset added to base
+    values: tuple[int, ...]  # the size at each call of the schedule
+    syms: frozenset = frozenset()  # size symbols this dim depends on
+
+    @staticmethod
+    def literal(n: int, calls: int) -> "Dim":
+        return Dim(None, n, (n,) * calls)
+
+    @staticmethod
+    def symbol(name: str, values) -> "Dim":
+        return Dim(name, 0, tuple(values), frozenset([name]))
+
+    @property
+    def key(self) -> str:
+        if self.base is None:
+            return str(self.const)
+        if self.const == 0:
+            return self.base
+        return f"{self.base}{self.const:+d}"
+
+    @property
+    def is_literal(self) -> bool:
+        return self.base is None
+
+    @property
+    def min(self) -> int:
+        return min(self.values)
+
+    @property
+    def max(self) -> int:
+        return max(self.values)
+
+    def plus(self, other: "Dim | int") -> "Dim":
+        if isinstance(other, int):
+            return Dim(self.base, self.const + other, tuple(v + other for v in self.values), self.syms)
+        if other.base is None:
+            return self.plus(other.const)
+        if self.base is None:
+            return other.plus(self.const)
+        base = "+".join(sorted([self.base, other.base]))
+        vals = tuple(a + b for a, b in zip(self.values, other.values))
+        return Dim(base, self.const + other.const, vals, self.syms | other.syms)
+
+    def mapped(self, tag: str, fn) -> "Dim":
+        """A dim derived non-affinely (slice with step, floordiv, ...)."""
+        vals = tuple(fn(v) for v in self.values)
+        if self.base is None:
+            return Dim.literal(vals[0], len(vals))
+        return Dim(f"({self.key}){tag}", 0, vals, self.syms)
+
+
+@dataclass(frozen=True)
+class ValueInfo:
+    """What is known about one tensor value of a program."""
+
+    shape: tuple[Dim, ...]
+    dtype: str
+    root: str  # storage root: input name, or the op output that allocated it
+    calls: int  # length of the size schedule (rank-0 values need it too)
+    overlapping: bool = False  # some elements share memory (expand): no in-place writes
+    is_input: bool = False  # a program input itself (as_strided is only drawn on these)
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def with_(self, **kw) -> "ValueInfo":
+        return replace(self, **kw)
+
+
+def broadcastable(a: tuple[Dim, ...], b: tuple[Dim, ...]) -> bool:
+    """Mutually broadcastable by key: equal keys, or one side a literal 1."""
+    for da, db in zip(reversed(a), reversed(b)):
+        if da.key == db.key or da.key == "1" or db.key == "1":
+            continue
+        return False
+    return True
+
+
+def broadcasts_to(src: tuple[Dim, ...], dst: tuple[Dim, ...]) -> bool:
+    """src can be broadcast to dst without changing dst (for in-place ops)."""
+    if len(src) > len(dst):
+        return False
+    for ds, dd in zip(reversed(src), reversed(dst)):
+        if ds.key == dd.key or ds.key == "1":
+            continue
+        return False
+    return True
+
+
+def broadcast_shape(a: tuple[Dim, ...], b: tuple[Dim, ...]) -> tuple[Dim, ...]:
+    out = []
+    n = max(len(a), len(b))
+    pa = (None,) * (n - len(a)) + tuple(a)
+    pb = (None,) * (n - len(b)) + tuple(b)
+    for da, db in zip(pa, pb):
+        if da is None:
+            out.append(db)
+        elif db is None or db.key == "1":
+            out.append(da)
+        else:
+            out.append(db)
+    return tuple(out)
+
+
+def norm_dim(d: int, rank: int) -> int:
+    return d + rank if d < 0 else d

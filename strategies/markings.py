@@ -1,0 +1,53 @@
+"""Dynamic-dim markings."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from fuzz.ir import MARKS
+
+
+def has_mark_unbacked() -> bool:
+    """Whether the installed torch has mark_unbacked (imported lazily: drawing
+    must work without torch)."""
+    try:
+        import torch._dynamo.decorators as dec
+    except Exception:
+        return False
+    return hasattr(dec, "mark_unbacked")
+
+
+def symbol_marks(symbols, *, guarded=frozenset(), allow_unbacked: bool | None = None) -> st.SearchStrategy:
+    """{symbol: mark}: one mark per size symbol, applied to every dim of that
+    symbol in every input, as a user marks a batch dim on all inputs (marking
+    one input's s0 dynamic and another's not makes broadcasting specialise it).
+    `unbacked` only for symbols no op guards on. Shrinks towards "static"."""
+    if allow_unbacked is None:
+        allow_unbacked = has_mark_unbacked()
+
+    def options(s):
+        opts = ["static", "dynamic", "maybe_dynamic"]
+        if allow_unbacked and s not in guarded:
+            opts.append("unbacked")
+        assert set(opts) <= set(MARKS)
+        return st.sampled_from(opts)
+
+    return st.fixed_dictionaries({s: options(s) for s in symbols})
+
+
+def dynamic_markings(shape, *, guarded=frozenset(), allow_unbacked: bool | None = None,
+                     by_symbol: dict | None = None) -> st.SearchStrategy:
+    """One mark per dim of `shape` (ints or size symbols). Shrinks towards
+    "static". Literal dims are only ever static or maybe_dynamic: a literal
+    size never varies, and broadcasting, expand or a bounded slice pins it, so
+    asserting dynamism would only buy a ConstraintViolation. Symbol dims take
+    their mark from `by_symbol` when given, else draw one (see symbol_marks)."""
+    syms = sorted({d for d in shape if isinstance(d, str)} - set(by_symbol or {}))
+    own = symbol_marks(syms, guarded=guarded, allow_unbacked=allow_unbacked)
+
+    def per_dim(sym_marks):
+        marks = {**sym_marks, **(by_symbol or {})}
+        return st.tuples(*(st.just(marks[d]) if isinstance(d, str) else st.sampled_from(["static", "maybe_dynamic"])
+                           for d in shape)).map(list)
+
+    return own.flatmap(per_dim)

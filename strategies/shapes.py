@@ -1,0 +1,77 @@
+"""Sizes, size schedules, shapes and input tensors."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import strategies as st
+
+from fuzz import dtypes as D
+from fuzz.ir import TensorInput
+
+from ._validate import check_range
+
+# Simplest first (sampled_from shrinks to the front): 1, then small sizes, then
+# the 0/1 edges Dynamo specialises on, then sizes around vector widths/blocks.
+SIZE_CHOICES = (1, 2, 3, 4, 5, 0, 7, 8, 9, 6, 15, 16, 17, 31, 33)
+# float32 is drawn most and first; the others follow.
+DTYPE_CHOICES = ("float32", "float16", "float32", "bfloat16", "float64", "int32", "int64", "bool", "float32")
+RANK_CHOICES = (1, 2, 3, 0, 4, 5)
+LAYOUTS = ("contiguous", "transposed", "offset", "expanded")
+SCALES = (1.0, 10.0, 0.01)
+MAX_NUMEL = 1 << 15
+
+
+def size_schedules(*, calls: int = 3, symbols: int = 1) -> st.SearchStrategy:
+    """{"s0": [n0, n1, ...], ...}: `calls` sizes for each of `symbols` size
+    symbols. Shrinks every size towards 1."""
+    check_range("calls", calls, "calls", calls, floor=1)
+    check_range("symbols", symbols, "symbols", symbols, floor=0)
+    one = st.lists(st.sampled_from(SIZE_CHOICES), min_size=calls, max_size=calls)
+    return st.fixed_dictionaries({f"s{i}": one for i in range(symbols)})
+
+
+def shapes(sizes: dict, *, min_rank: int = 0, max_rank: int = 5, max_numel: int = MAX_NUMEL) -> st.SearchStrategy:
+    """A shape over `sizes`: each dim a size symbol or a literal 1..4, the
+    largest numel over the schedule at most `max_numel`. Shrinks towards rank 1
+    and towards the first symbol."""
+    check_range("min_rank", min_rank, "max_rank", max_rank)
+    ranks = [r for r in RANK_CHOICES if min_rank <= r <= max_rank]
+
+    @st.composite
+    def draw(draw_):
+        rank = draw_(st.sampled_from(ranks))
+        shape, numel = [], 1
+        for _ in range(rank):
+            opts = [s for s in sizes if numel * max(max(sizes[s]), 1) <= max_numel]
+            opts += [n for n in (1, 2, 3, 4) if numel * n <= max_numel]
+            d = draw_(st.sampled_from(opts))
+            numel *= max(max(sizes[d]), 1) if isinstance(d, str) else d
+            shape.append(d)
+        return shape
+
+    return draw()
+
+
+def tensor_inputs(sizes: dict, *, name: str = "x0", dtypes=D.ALL, min_rank: int = 0, max_rank: int = 5) -> st.SearchStrategy:
+    """A TensorInput (no markings yet). Shrinks towards float32, contiguous,
+    rank 1, unit scale."""
+    dts = [d for d in DTYPE_CHOICES if d in dtypes]
+    if not dts:
+        from hypothesis.errors import InvalidArgument
+        raise InvalidArgument(f"dtypes={dtypes!r} has none of {D.ALL}")
+
+    @st.composite
+    def draw(draw_):
+        shape = draw_(shapes(sizes, min_rank=min_rank, max_rank=max_rank))
+        layouts = [l for l in LAYOUTS if (l != "transposed" or len(shape) >= 2) and (l != "expanded" or shape)]
+        layout = draw_(st.sampled_from(layouts))
+        layout_dim = draw_(st.integers(0, len(shape) - 1)) if layout == "expanded" else 0
+        return TensorInput(name=name, shape=shape, dtype=draw_(st.sampled_from(dts)), layout=layout,
+                           layout_dim=layout_dim, scale=draw_(st.sampled_from(SCALES)))
+
+    return draw()
+
+
+def numel(shape, sizes, call: int) -> int:
+    return math.prod(d if isinstance(d, int) else sizes[d][call] for d in shape)

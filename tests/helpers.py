@@ -1,0 +1,22 @@
+"""Shared test helpers: deterministic program draws and tiny hand-made programs."""
+
+from __future__ import annotations
+
+from fuzz.generate import generate
+from fuzz.ir import OpCall, Program, RunSettings, TensorInput
+
+
+def draw_programs(n: int, seed: int = 0, **kw) -> list[Program]:
+    from strategies import programs
+
+    return list(generate(programs(**kw), seed_=seed, count=n))
+
+
+def program(ops, *, shape=("s0",), sizes=None, marks=None, backend="aot_eager", dtype="float32", outputs=None,
+            inputs=None) -> Program:
+    """A hand-made program over one input x0 (unless `inputs` is given)."""
+    sizes = sizes or {"s0": [3, 9, 12]}
+    inputs = inputs or [TensorInput(name="x0", shape=list(shape), dtype=dtype, marks=list(marks or []))]
+    calls = [OpCall(op=o, args=a, params=p, out=f"v{i}") for i, (o, a, p) in enumerate(ops)]
+    return Program(sizes=sizes, inputs=inputs, ops=calls, outputs=outputs or [calls[-1].out],
+                   settings=RunSettings(backend=backend))

@@ -1,0 +1,87 @@
+"""The command line: exit codes and one-line errors for bad input."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from helpers import program
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def shapefuzz(*args, timeout=600):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, "-m", "fuzz", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, cwd=ROOT)
+
+
+@pytest.fixture
+def case(tmp_path):
+    def write(p, name="case.json", text=None):
+        path = tmp_path / name
+        path.write_text(text if text is not None else p.to_json())
+        return str(path)
+    return write
+
+
+RELU = [("relu", ["x0"], {})]
+
+
+def test_check_ok_and_bug(case):
+    ok = shapefuzz("check", case(program(RELU, backend="eager")))
+    assert ok.returncode == 0, ok.stderr
+    assert "ok" in ok.stdout and "recompiles=" in ok.stdout
+    bug = shapefuzz("check", case(program(RELU, sizes={"s0": [3, 9, 12]})), "--backend", "fuzz.planted:corrupt_large")
+    assert bug.returncode == 1, bug.stderr
+    assert "divergence at call 1" in bug.stdout and "max_abs=1" in bug.stdout
+
+
+def test_check_json_output(case):
+    r = shapefuzz("check", case(program(RELU, backend="eager")), "--json")
+    assert json.loads(r.stdout)["outcome"] == "ok"
+
+
+@pytest.mark.parametrize("text,needle", [
+    (None, "cannot read"),
+    ("{broken", "not valid JSON"),
+    ('{"schema": 99}', "schema version 99 is not supported"),
+    ('{"schema": 1, "sizes": {}, "inputs": [], "ops": [], "outputs": []}', "at least one input"),
+])
+def test_check_bad_input_is_one_line_exit_2(case, tmp_path, text, needle):
+    path = str(tmp_path / "missing.json") if text is None else case(None, text=text)
+    r = shapefuzz("check", path)
+    assert r.returncode == 2
+    assert needle in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_check_unknown_backend(case):
+    r = shapefuzz("check", case(program(RELU)), "--backend", "nosuch")
+    assert r.returncode == 2 and "unknown backend" in r.stderr
+
+
+def test_run_reports_what_it_checked(tmp_path):
+    r = shapefuzz("run", "--backend", "eager", "--max-cases", "5", "--seed", "1", "--out", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    assert "checked 5 programs" in r.stdout and "findings: 0" in r.stdout
+
+
+def test_run_with_planted_bug_saves_findings(tmp_path):
+    out = tmp_path / "out"
+    r = shapefuzz("run", "--backend", "fuzz.planted:mutate_input", "--max-cases", "8", "--seed", "1", "--out", str(out))
+    assert r.returncode == 1
+    saved = sorted(os.listdir(out))
+    assert any(f.endswith(".json") for f in saved) and any(f.endswith(".repro.py") for f in saved)
+    first = json.loads((out / [f for f in saved if f.endswith(".json")][0]).read_text())
+    again = shapefuzz("check", str(out / [f for f in saved if f.endswith(".json")][0]))
+    assert first["verdict"]["outcome"] == "input-mutation-mismatch" and again.returncode == 1
+
+
+def test_repro_and_ops(case):
+    r = shapefuzz("repro", case(program(RELU, backend="inductor")))
+    assert r.returncode == 0 and "torch.compile(program, backend='inductor'" in r.stdout
+    ops = shapefuzz("ops")
+    assert ops.returncode == 0 and "reflect" in ops.stdout or "pad" in ops.stdout

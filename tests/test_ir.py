@@ -1,0 +1,54 @@
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from fuzz.ir import SCHEMA_VERSION, Program, ProgramError
+from fuzz.typecheck import typecheck
+from strategies import programs
+
+from helpers import program
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs())
+def test_json_round_trip(p):
+    text = p.to_json()
+    q = Program.from_json(text)
+    assert q == p
+    assert q.to_json() == text
+    typecheck(q)
+
+
+def test_schema_version_is_rejected():
+    d = program([("relu", ["x0"], {})]).to_dict()
+    d["schema"] = SCHEMA_VERSION + 1
+    with pytest.raises(ProgramError, match="schema version"):
+        Program.from_dict(d)
+
+
+@pytest.mark.parametrize("mutate,match", [
+    (lambda d: d.pop("inputs"), "missing field 'inputs'"),
+    (lambda d: d["sizes"].update(s0=[1, -2, 3]), "non-negative"),
+    (lambda d: d["sizes"].update(s1=[1]), "one value per call"),
+    (lambda d: d["inputs"][0].update(colour="red"), "unknown fields"),
+    (lambda d: d["ops"][0].update(op="frobnicate"), "unknown op 'frobnicate'"),
+    (lambda d: d["ops"][0].update(args=["x9"]), "undefined value 'x9'"),
+    (lambda d: d["inputs"][0].update(dtype="float8"), "unknown dtype"),
+    (lambda d: d["ops"][0].update(op="pad", params={"mode": "reflect", "pad": [1, 0]}), "does not take a rank-1"),
+    (lambda d: (d["inputs"][0].update(shape=[2, "s0"]),
+                d["ops"][0].update(op="pad", params={"mode": "reflect", "pad": [3, 0]})), "reflect pad width"),
+    (lambda d: d["ops"][0].update(op="pad", params={"mode": "constant", "pad": [-4, 0]}), "crops"),
+    (lambda d: d["ops"][0].update(op="amax", params={"dim": 7}), "out of range"),
+    (lambda d: d.update(outputs=["nope"]), "output 'nope'"),
+])
+def test_malformed_programs_name_the_problem(mutate, match):
+    d = program([("relu", ["x0"], {})]).to_dict()
+    mutate(d)
+    with pytest.raises(ProgramError, match=match):
+        typecheck(Program.from_dict(json.loads(json.dumps(d))))
+
+
+def test_not_json():
+    with pytest.raises(ProgramError, match="not valid JSON"):
+        Program.from_json("{nope")

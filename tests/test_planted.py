@@ -1,0 +1,78 @@
+"""The oracle with planted bugs: a wrong backend is caught, a correct one never
+flagged (DESIGN: 'a deliberately wrong backend must be caught')."""
+
+import pytest
+
+from fuzz.campaign import CampaignConfig, run_campaign
+from fuzz.ir import RunSettings
+from fuzz.runner import run_case
+from fuzz.verdict import Outcome
+
+from helpers import program
+
+RELU = [("relu", ["x0"], {})]
+PAD = [("pad", ["x0"], {"mode": "constant", "pad": [1, 2], "value": 0.0}), ("relu", ["v0"], {})]
+
+
+def with_backend(p, backend):
+    p.settings = RunSettings(backend=backend)
+    return p
+
+
+def test_corrupt_when_dynamic_dim_is_large():
+    p = with_backend(program(RELU, marks=["dynamic"], sizes={"s0": [3, 5, 12]}), "fuzz.planted:corrupt_large")
+    v = run_case(p)
+    assert v.outcome is Outcome.DIVERGENCE and v.call == 2 and v.sizes == {"s0": 12}
+    assert v.numbers["max_abs"] == pytest.approx(1.0)
+    small = with_backend(program(RELU, sizes={"s0": [3, 5, 7]}), "fuzz.planted:corrupt_large")
+    assert run_case(small).outcome is Outcome.OK
+
+
+def test_storage_error_only_for_padded_programs():
+    v = run_case(with_backend(program(PAD, marks=["dynamic"]), "fuzz.planted:storage_error_on_pad"))
+    assert v.outcome is Outcome.COMPILED_ERROR and "setStorage" in v.message
+    assert run_case(with_backend(program(RELU), "fuzz.planted:storage_error_on_pad")).outcome is Outcome.OK
+
+
+def test_input_mutation_is_caught():
+    v = run_case(with_backend(program(RELU), "fuzz.planted:mutate_input"))
+    assert v.outcome is Outcome.INPUT_MUTATION and v.where == "input x0"
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "fuzz.planted:passthrough"])
+def test_correct_backends_pass_hand_made_cases(backend):
+    for ops in (RELU, PAD, [("add_", ["x0", "x1"], {})]):
+        from fuzz.ir import TensorInput
+        inputs = [TensorInput(name="x0", shape=["s0"], marks=["dynamic"]),
+                  TensorInput(name="x1", shape=["s0"], marks=["dynamic"])]
+        p = program(ops, inputs=inputs, backend=backend)
+        assert run_case(p).outcome is Outcome.OK
+
+
+def test_asserted_dynamism_that_the_program_specialises_is_rejected_not_a_bug():
+    from fuzz.ir import TensorInput
+    # x1's s0 is static, so broadcasting pins x0's marked-dynamic s0 to 3
+    inputs = [TensorInput(name="x0", shape=["s0"], marks=["dynamic"]), TensorInput(name="x1", shape=["s0"])]
+    v = run_case(program([("add_", ["x0", "x1"], {})], inputs=inputs, backend="eager"))
+    assert v.outcome is Outcome.REJECTED and v.rule == "constraint-violation" and not v.is_finding
+
+
+@pytest.mark.parametrize("backend,expected", [
+    ("fuzz.planted:corrupt_large", Outcome.DIVERGENCE),
+    ("fuzz.planted:storage_error_on_pad", Outcome.COMPILED_ERROR),
+    ("fuzz.planted:mutate_input", Outcome.INPUT_MUTATION),
+])
+def test_campaign_finds_each_planted_bug(backend, expected):
+    res = run_campaign(CampaignConfig(backend=backend, max_cases=300, seed=3), stop_after_findings=1,
+                       log=lambda s: None)
+    assert res.findings, f"no finding in {res.cases} cases"
+    assert res.findings[0][1].outcome is expected
+    print(f"{backend}: first finding after {res.cases} cases")
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_correct_backends_give_no_findings_over_300_cases(backend):
+    res = run_campaign(CampaignConfig(backend=backend, max_cases=300, seed=7), log=lambda s: None)
+    assert res.cases == 300
+    assert not res.findings, [v.summary() for _, v in res.findings[:3]]
+    assert res.outcomes.get("invalid", 0) <= 9  # >= 97% valid
