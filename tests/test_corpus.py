@@ -1,0 +1,196 @@
+"""The corpus: atomic entries, one per signature, hit counts that survive concurrency."""
+
+import json
+import multiprocessing as mp
+import platform
+
+import pytest
+
+import fuzz.corpus as corpus_mod
+from fuzz.corpus import FILES, Corpus, CorpusError, capture_env
+from fuzz.ir import OpCall, Program, TensorInput
+from fuzz.signature import signature
+from fuzz.verdict import Outcome, Stage, Verdict
+
+SEED = ("setStorage: sizes [2304], strides [1], storage offset 0, and itemsize 4 requiring a storage size "
+        "of 9216 are out of bounds for storage of size 8704")
+ENV = {"torch": "2.13.0", "python": "3.12.0", "gpu": None}
+
+
+def make_program(op="relu", sizes=(4, 5, 6)):
+    return Program(sizes={"s0": list(sizes)}, inputs=[TensorInput(name="x0", shape=["s0"], marks=["dynamic"])],
+                   ops=[OpCall(op=op, args=["x0"], params={}, out="v0")], outputs=["v0"])
+
+
+def make_verdict(message=SEED):
+    return Verdict(outcome=Outcome.COMPILED_ERROR, stage=Stage.EXECUTE, call=1, sizes={"s0": 5},
+                   exc_type="RuntimeError", message=message,
+                   frames=["/x/site-packages/torch/_inductor/runtime/triton_heuristics.py:9:clone_preserve_strides"])
+
+
+def record(c, message=SEED, op="relu", sizes=(4, 5, 6)):
+    v = make_verdict(message)
+    p = make_program(op, sizes)
+    return c.record(p, v, signature(v, p), env=ENV)
+
+
+def hidden(root):
+    return [p for p in root.rglob(".*") if p.name != ".lock"]
+
+
+def test_record_writes_a_complete_entry(tmp_path):
+    c = Corpus(tmp_path / "corpus")
+    path, new = record(c)
+    assert new and path.parent == c.root
+    assert sorted(f.name for f in path.iterdir() if not f.name.startswith(".")) == sorted(FILES)
+    e = c.load(path)
+    assert e.program == make_program() and e.verdict == make_verdict()
+    assert e.key == path.name and e.hits == 1 and e.env == ENV
+    assert e.meta["first_seen"] == e.meta["last_seen"] and e.meta["first_seen"].endswith("+00:00")
+    assert "setStorage" in e.signature.text
+    repro = (path / "repro.py").read_text()
+    assert e.key in repro.splitlines()[0] and "import torch" in repro
+    compile(repro, "repro.py", "exec")
+    assert hidden(c.root) == []  # no temp files or dirs left behind
+
+
+def test_same_bug_dedupes_and_counts_hits(tmp_path):
+    c = Corpus(tmp_path)
+    first, new1 = record(c, sizes=(4, 5, 6))
+    again, new2 = record(c, SEED.replace("2304", "4096").replace("8704", "16000"), sizes=(7, 8, 9))
+    assert (new1, new2) == (True, False) and first == again
+    e = c.load(first)
+    assert e.hits == 2 and e.meta["last_seen"] >= e.meta["first_seen"]
+    assert e.program.sizes == {"s0": [4, 5, 6]}  # the first program is kept
+    other, new3 = record(c, "CUDA error: an illegal memory access was encountered")
+    assert new3 and other != first
+    assert [x.key for x in c.entries()] == sorted([first.name, other.name]) and c.errors == []
+
+
+def test_failed_record_leaves_nothing_behind(tmp_path, monkeypatch):
+    c = Corpus(tmp_path)
+
+    def boom(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(corpus_mod, "_fsync_dir", boom)
+    with pytest.raises(OSError):
+        record(c)
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    path, new = record(c)
+    assert new and c.load(path).hits == 1
+
+
+def test_codegen_failure_still_records(tmp_path, monkeypatch):
+    def broken(program, title=""):
+        raise ValueError("cannot print op 'relu'")
+
+    monkeypatch.setattr(corpus_mod, "repro_source", broken)
+    c = Corpus(tmp_path)
+    path, new = record(c)
+    assert new and "cannot print op" in c.load(path).meta["repro_error"]
+    repro = (path / "repro.py").read_text()
+    compile(repro, "repro.py", "exec")
+    assert "sys.exit(" in repro
+
+
+def test_losing_the_creation_race_counts_a_hit(tmp_path, monkeypatch):
+    c = Corpus(tmp_path)
+    path, _ = record(c)
+
+    class Late(type(path)):  # looks absent, as when checked just before another process renamed it in
+        def is_dir(self):
+            return False
+
+    monkeypatch.setattr(Corpus, "path_of", lambda self, key: Late(self.root / key))
+    again, new = record(c)
+    assert (again, new) == (path, False)
+    assert c.load(path).hits == 2 and hidden(tmp_path) == []
+
+
+def _record_many(root, n, barrier):
+    c = Corpus(root)
+    barrier.wait()
+    created = 0
+    for i in range(n):
+        _, new = record(c, SEED.replace("2304", str(2304 + i)), sizes=(4 + i, 5, 6))
+        created += new
+    return created
+
+
+def test_concurrent_processes_make_one_entry_with_every_hit(tmp_path):
+    procs, per = 4, 15
+    ctx = mp.get_context("spawn")
+    with ctx.Manager() as manager:
+        barrier = manager.Barrier(procs)
+        with ctx.Pool(procs) as pool:
+            created = pool.starmap(_record_many, [(str(tmp_path), per, barrier)] * procs)
+    assert sum(created) == 1
+    entries = [p for p in tmp_path.iterdir()]
+    assert len(entries) == 1, entries
+    c = Corpus(tmp_path)
+    (e,) = list(c.entries())
+    assert e.hits == procs * per and c.errors == []
+    assert hidden(tmp_path) == []
+
+
+@pytest.mark.parametrize("damage,complaint", [
+    (lambda d: (d / "verdict.json").write_text("{not json"), "verdict.json: not valid JSON"),
+    (lambda d: (d / "meta.json").unlink(), "missing meta.json"),
+    (lambda d: (d / "program.json").write_text((d / "program.json").read_text().replace('"relu"', '"nope"')),
+     "program.json: ops[0]: unknown op 'nope'"),
+    (lambda d: (d / "program.json").write_text('{"schema": 99}'), "program.json: schema version 99"),
+    (lambda d: (d / "verdict.json").write_text('{"outcome": "exploded"}'), "verdict.json: ValueError"),
+    (lambda d: (d / "signature.json").write_text(json.dumps({"key": d.name, "text": "edited"})),
+     "text does not hash to key"),
+    (lambda d: (d / "meta.json").write_text('{"hits": 0, "first_seen": "x", "last_seen": "x"}'),
+     "meta.json: hits must be a positive int"),
+    (lambda d: (d / "meta.json").write_text('{"hits": 3, "first_seen": "yesterday", "last_seen": "x"}'),
+     "meta.json: first_seen must be an ISO time"),
+    (lambda d: (d / "env.json").write_text("[]"), "env.json: must be a JSON object"),
+])
+def test_corrupted_entry_is_reported_and_skipped(tmp_path, damage, complaint):
+    c = Corpus(tmp_path)
+    good, _ = record(c, "some other error")
+    bad, _ = record(c)
+    damage(bad)
+    assert [e.path for e in c.entries()] == [good]
+    assert len(c.errors) == 1 and c.errors[0].path == bad
+    assert complaint in str(c.errors[0]) and str(bad) in str(c.errors[0])
+    with pytest.raises(CorpusError, match="^" + str(bad)):
+        c.load(bad)
+
+
+def test_renamed_entry_and_stray_files(tmp_path):
+    c = Corpus(tmp_path)
+    path, _ = record(c)
+    path.rename(tmp_path / "renamed")
+    (tmp_path / "known_issues.json").write_text("[]")
+    (tmp_path / ".tmp-abc-123").mkdir()  # a record in flight elsewhere
+    assert list(c.entries()) == []
+    assert len(c.errors) == 1 and "does not match the directory name" in str(c.errors[0])
+    assert list(Corpus(tmp_path / "absent").entries()) == []
+
+
+def test_hit_repairs_a_broken_meta(tmp_path):
+    c = Corpus(tmp_path)
+    path, _ = record(c)
+    (path / "meta.json").write_text("garbage")
+    record(c)
+    assert c.load(path).hits == 1
+
+
+def test_env_is_captured(tmp_path):
+    import torch
+    env = capture_env()
+    assert env["torch"] == torch.__version__
+    assert env["python"] == platform.python_version()
+    assert env["os"] == platform.platform()
+    assert env["cuda"] == torch.version.cuda
+    assert ("gpu" in env) and (env["gpu"] is None) == (not torch.cuda.is_available())
+    assert "triton" in env and "torch_xla" in env
+    c = Corpus(tmp_path)
+    v = make_verdict()
+    path, _ = c.record(make_program(), v, signature(v))  # no env given: captured
+    assert json.loads((path / "env.json").read_text()) == json.loads(json.dumps(env))

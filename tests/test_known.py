@@ -1,0 +1,99 @@
+"""Known-issue rules: the shipped file loads and knows the seed bug; bad files fail in one clear line."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fuzz.known import KnownIssues, KnownIssuesError
+from fuzz.signature import signature
+from fuzz.verdict import Outcome, Stage, Verdict
+
+SHIPPED = Path(__file__).resolve().parent.parent / "corpus" / "known_issues.json"
+SP = "/usr/lib/python3.12/site-packages"
+SEED = ("setStorage: sizes [2304], strides [1], storage offset 0, and itemsize 4 requiring a storage size "
+        "of 9216 are out of bounds for storage of size 8704")
+AUTOTUNE = [f"{SP}/torch/_inductor/runtime/triton_heuristics.py:1023:benchmark_all_configs",
+            f"{SP}/torch/_inductor/utils.py:3855:clone_preserve_strides"]
+
+
+def err(message, exc_type="RuntimeError", frames=AUTOTUNE):
+    return Verdict(outcome=Outcome.COMPILED_ERROR, stage=Stage.EXECUTE, exc_type=exc_type, message=message,
+                   frames=list(frames))
+
+
+def write(tmp_path, data) -> Path:
+    p = tmp_path / "known_issues.json"
+    p.write_text(data if isinstance(data, str) else json.dumps(data))
+    return p
+
+
+def test_shipped_file_knows_the_seed_bug():
+    known = KnownIssues.load(SHIPPED)
+    v = err(SEED)
+    rule = known.match(signature(v), v)
+    assert rule is not None and rule.url == "https://github.com/pytorch/pytorch/issues/169760"
+    assert rule.status == "open" and "clone_preserve_strides" in rule.note
+    other_sizes = err("RuntimeError: setStorage: sizes [64, 3], strides [3, 1], storage offset 0, and itemsize 2 "
+                      "requiring a storage size of 512 are out of bounds for storage of size 384")
+    assert known.match(signature(other_sizes), other_sizes) is rule
+
+
+def test_shipped_file_does_not_swallow_other_bugs():
+    known = KnownIssues.load(SHIPPED)
+    for v in [err("CUDA error: an illegal memory access was encountered"),
+              err(SEED, exc_type="ValueError"),
+              # same message raised from user code: another bug (https://github.com/meta-pytorch/opacus/issues/442)
+              err(SEED, frames=["/site/opacus/utils/tensor_utils.py:143:unfold2d"]),
+              err(SEED, frames=[])]:
+        assert known.match(signature(v), v) is None, v.message
+
+
+def test_match_by_signature_key(tmp_path):
+    v = err("name 'buf3' is not defined", "NameError")
+    key = signature(v).key
+    known = KnownIssues.load(write(tmp_path, [{"signature": key, "url": "https://example.org/1", "note": "n"}]))
+    same_bug = err("name 'buf12' is not defined", "NameError")
+    assert known.match(signature(same_bug), same_bug).url == "https://example.org/1"
+    assert known.match(None, same_bug) is None
+    other = err("name 'u0' is not defined", "NameError")
+    assert known.match(signature(other), other) is None
+
+
+def test_all_given_fields_must_match_and_first_rule_wins(tmp_path):
+    known = KnownIssues.load(write(tmp_path, [
+        {"message": "boom", "exc_type": "GuardOnDataDependentSymNode", "url": "", "status": "fixed"},
+        {"message": "boom", "url": "https://example.org/2"},
+    ]))
+    qualified = err("a boom here", "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode")
+    assert known.match(None, qualified).index == 0 and known.match(None, qualified).status == "fixed"
+    assert known.match(None, err("boom", "SomeOtherGuardOnDataDependentSymNode")).index == 1
+    assert known.match(None, err("nothing", "GuardOnDataDependentSymNode")) is None
+    assert known.match(None, None) is None
+    assert KnownIssues().match(None, qualified) is None
+
+
+@pytest.mark.parametrize("data,complaint", [
+    ("[{", "not valid JSON"),
+    ({"rules": []}, "must be a JSON list of rules"),
+    ([{"message": "ok"}, "text"], "rule 1: must be an object"),
+    ([{"url": "https://x"}], "rule 0: needs a 'signature' key or a 'message' regex"),
+    ([{"message": "ok"}, {"message": "set(Storage"}], "rule 1: 'message' is not a valid regex"),
+    ([{"message": "ok", "frame": "[x"}], "rule 0: 'frame' is not a valid regex"),
+    ([{"signature": "XYZ"}], "rule 0: 'signature' must be a 12-hex-digit key"),
+    ([{"message": "ok", "status": "maybe"}], "rule 0: 'status' must be one of"),
+    ([{"message": "ok", "url": "github.com/x"}], "rule 0: 'url' must be an http(s) URL"),
+    ([{"mesage": "typo"}], "rule 0: unknown fields ['mesage']"),
+    ([{"message": "ok", "note": 3}], "rule 0: 'note' must be a string"),
+])
+def test_bad_file_fails_in_one_line_naming_file_and_rule(tmp_path, data, complaint):
+    p = write(tmp_path, data)
+    with pytest.raises(KnownIssuesError) as e:
+        KnownIssues.load(p)
+    text = str(e.value)
+    assert "\n" not in text and text.startswith(f"{p}: ") and complaint in text
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(KnownIssuesError, match="cannot read"):
+        KnownIssues.load(tmp_path / "nope.json")
