@@ -1,0 +1,53 @@
+"""A short in-process run over generated step programs, for measuring:
+
+    PJRT_DEVICE=CPU .venv-xla/bin/python -m fuzz.xla.bench --count 300 [--seed 0] [--fault NAME]
+
+Prints cases/s, outcomes, the share of cases that hit the compilation cache,
+eager acceptance, and each finding with its known-issue label.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import time
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m fuzz.xla.bench")
+    ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--fault", default=None)
+    args = ap.parse_args(argv)
+
+    import torch_xla  # noqa: F401 - start-up is not a case's time
+
+    from fuzz.generate import generate
+    from strategies.steps import step_programs
+
+    from .backend import known_issue, run_step_program
+
+    progs = list(generate(step_programs(), seed_=args.seed, count=args.count))
+    outcomes, numbers, hit, findings = collections.Counter(), collections.Counter(), 0, []
+    t0 = time.perf_counter()
+    for i, p in enumerate(progs):
+        v = run_step_program(p, fault=args.fault)
+        outcomes[v.outcome.value] += 1
+        for k in ("compiles", "cached_compiles", "executes", "cpu_fallbacks"):
+            numbers[k] += v.numbers.get(k, 0)
+        hit += v.numbers.get("cached_compiles", 0) > 0
+        if v.is_finding:
+            findings.append((i, v))
+    dt = time.perf_counter() - t0
+    n = len(progs)
+    eager_ok = n - outcomes["invalid"] - outcomes["eager-only-error"]
+    print(f"{n} cases in {dt:.1f}s: {n / dt:.1f} cases/s")
+    print(f"outcomes: {dict(outcomes)}")
+    print(f"cases with a cache hit: {hit}/{n} ({hit / n:.0%}); totals {dict(numbers)}")
+    print(f"eager accepted: {eager_ok}/{n} ({eager_ok / n:.1%})")
+    for i, v in findings:
+        print(f"  case {i}: {v.summary()[:160]}  [{known_issue(v) or 'unknown'}]")
+
+
+if __name__ == "__main__":
+    main()
