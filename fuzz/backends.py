@@ -56,6 +56,21 @@ def resolve(name: str):
     raise BackendError(f"unknown backend {name!r}; use one of {sorted(LOADERS)} or module:attr")
 
 
+def known_inductor_options(options: dict) -> dict:
+    """The options whose keys the installed torch._inductor.config has."""
+    import torch._inductor.config as cfg
+
+    def has(key):
+        obj = cfg
+        for part in key.split("."):
+            if not hasattr(obj, part):
+                return False
+            obj = getattr(obj, part)
+        return True
+
+    return {k: v for k, v in options.items() if has(k)}
+
+
 def compile_program(fn, settings: RunSettings):
     import torch
 
@@ -63,6 +78,12 @@ def compile_program(fn, settings: RunSettings):
     if settings.backend == "inductor":
         if settings.mode:
             kw["mode"] = settings.mode
-        if settings.options:
-            kw["options"] = dict(settings.options)
+        options = known_inductor_options(settings.options or {})
+        if options:
+            # torch.compile refuses mode and options together: spell the mode
+            # out as its options (codegen.compile_call does the same)
+            mode = kw.pop("mode", None)
+            if mode:
+                options = {**torch._inductor.list_mode_options(mode, settings.dynamic), **options}
+            kw["options"] = options
     return torch.compile(fn, backend=resolve(settings.backend), dynamic=settings.dynamic, **kw)

@@ -1,20 +1,17 @@
-"""The fuzz loop: generate programs, judge each, count outcomes, keep findings."""
+"""The fuzz campaign: generate programs in this process, judge them in
+sandboxed workers (or in-process), bucket findings by signature, record new
+ones in the corpus, and keep resumable state (fuzz/state.py)."""
 
 from __future__ import annotations
 
-import json
 import os
-import statistics
 import time
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from .generate import generate
-from .ir import RunSettings
-from .runner import run_case
-from .verdict import Outcome
-
-PROGRESS_EVERY = 30.0  # seconds between progress lines
+from .sanitizer import sanitize_entry, wants_sanitizer
+from .state import CampaignState
+from .verdict import Verdict
 
 
 @dataclass
@@ -23,69 +20,134 @@ class CampaignConfig:
     device: str = "cpu"
     seed: int = 0
     max_cases: int | None = 20
-    time_limit: float | None = None  # seconds
+    time_limit: float | None = None  # seconds, over all sessions of this state dir
     max_ops: int = 6
-    out_dir: str | None = None  # findings are written here as JSON
+    modes: tuple | None = None  # torch.compile modes to sample (None: by device)
+    options_menu: str = "auto"  # Inductor flags to sample: auto (by device), cuda, cpu, none
+    sanitize: bool = True  # re-run memory-error findings under compute-sanitizer (CUDA, when installed)
+    state_dir: str = "runs/default"
+    corpus_dir: str = "corpus"
+    workers: int = 1  # 0: judge in this process (no sandbox)
+    devices: list | None = None  # CUDA indices to pin workers to
+    workers_per_gpu: int = 1
+    timeout: float = 300.0  # per case, seconds
+    known_issues: str | None = None  # default: <corpus_dir>/known_issues.json
+
+    def identity(self) -> dict:
+        """What must match to resume a state dir (not limits or resources)."""
+        return {"backend": self.backend, "device": self.device, "seed": self.seed, "max_ops": self.max_ops,
+                "modes": list(self.resolved_modes()), "options": self.resolved_options()}
+
+    def on_cuda(self) -> bool:
+        return self.device.startswith("cuda")
+
+    def resolved_modes(self) -> tuple:
+        from strategies.settings import MODES_CUDA
+
+        if self.modes is not None:
+            return tuple(self.modes)
+        return MODES_CUDA if self.on_cuda() and self.backend == "inductor" else (None,)
+
+    def resolved_options(self) -> dict:
+        from strategies.settings import OPTIONS_CPU, OPTIONS_CUDA
+
+        menu = self.options_menu
+        if menu == "auto":
+            menu = "cuda" if self.on_cuda() else "none"
+        return {"cuda": OPTIONS_CUDA, "cpu": OPTIONS_CPU, "none": {}}[menu]
 
 
 @dataclass
 class CampaignResult:
-    cases: int = 0
-    outcomes: Counter = field(default_factory=Counter)
-    findings: list = field(default_factory=list)  # (program, verdict)
-    seconds: float = 0.0
-    case_seconds: list = field(default_factory=list)
-    compile_seconds: float = 0.0
-
-    def to_dict(self) -> dict:
-        return {"cases": self.cases, "outcomes": dict(self.outcomes), "findings": len(self.findings),
-                "seconds": round(self.seconds, 2),
-                "cases_per_second": round(self.cases / self.seconds, 4) if self.seconds else 0.0,
-                "median_case_seconds": round(statistics.median(self.case_seconds), 3) if self.case_seconds else None,
-                "compile_share": round(self.compile_seconds / sum(self.case_seconds), 3) if self.case_seconds else None}
+    summary: dict
+    new_entries: list = field(default_factory=list)  # corpus paths created this session
+    interrupted: bool = False
 
 
-def run_campaign(cfg: CampaignConfig, strategy=None, log=print, stop_after_findings: int | None = None) -> CampaignResult:
+def _in_process(cases):
+    from .ir import Program
+    from .runner import run_case
+
+    for i, p in cases:
+        v = run_case(Program.from_dict(p) if isinstance(p, dict) else p)
+        yield i, v.to_dict(), {"wall": v.seconds, "restart": None}
+
+
+def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> CampaignResult:
     from strategies import programs
 
-    strategy = strategy or programs(backend=cfg.backend, device=cfg.device, max_ops=cfg.max_ops)
-    res = CampaignResult()
-    start = last_note = time.perf_counter()
-    for i, p in enumerate(generate(strategy, seed_=cfg.seed, count=cfg.max_cases)):
-        if cfg.time_limit is not None and time.perf_counter() - start > cfg.time_limit:
-            break
-        p.settings = RunSettings(**{**p.settings.__dict__, "backend": cfg.backend, "device": cfg.device})
-        v = run_case(p)
-        res.cases += 1
-        res.outcomes[v.outcome.value] += 1
-        res.case_seconds.append(v.seconds)
-        res.compile_seconds += v.compile_seconds
-        if v.is_finding:
-            res.findings.append((p, v))
-            log(f"[{i}] FINDING {v.summary()}")
-            if cfg.out_dir:
-                _save(cfg.out_dir, i, p, v)
-            if stop_after_findings and len(res.findings) >= stop_after_findings:
-                break
-        elif v.outcome is not Outcome.OK:
-            log(f"[{i}] {v.summary()[:160]}")
-        if time.perf_counter() - last_note > PROGRESS_EVERY:
-            last_note = time.perf_counter()
-            log(f"... {res.cases} cases, {len(res.findings)} findings, {res.cases / (last_note - start):.2f} cases/s")
-    res.seconds = time.perf_counter() - start
-    return res
+    from .corpus import Corpus
+    from .known import KnownIssues
+    from .progress import Progress
+    from .signature import signature
+
+    state = CampaignState.open(cfg.state_dir, cfg.identity())
+    corpus = Corpus(cfg.corpus_dir)
+    known_path = cfg.known_issues or os.path.join(cfg.corpus_dir, "known_issues.json")
+    known = KnownIssues.load(known_path) if os.path.exists(known_path) else None
+    strategy = strategy or programs(backend=cfg.backend, device=cfg.device, max_ops=cfg.max_ops,
+                                    modes=cfg.resolved_modes(), options_menu=cfg.resolved_options())
+    progress = progress or Progress()
+    result = CampaignResult(summary={})
+    programs_by_case: dict[int, object] = {}
+
+    def cases():
+        for i, p in enumerate(generate(strategy, seed_=cfg.seed, count=cfg.max_cases)):
+            if cfg.time_limit is not None and state.elapsed > cfg.time_limit:
+                return
+            if i in state.done:
+                continue
+            programs_by_case[i] = p
+            yield i, p.to_dict()
+
+    pool = None
+    if cfg.workers > 0:
+        from .workers import WorkerPool
+
+        pool = WorkerPool(workers=cfg.workers, devices=cfg.devices, workers_per_gpu=cfg.workers_per_gpu,
+                          timeout=cfg.timeout, workdir=os.path.join(cfg.state_dir, "workers"))
+        results = pool.run(cases())
+    else:
+        results = _in_process(cases())
+    last_save = 0.0
+    restarts_before = state.restarts.copy()
+    try:
+        with progress:
+            for i, vd, info in results:
+                p = programs_by_case.pop(i)
+                v = Verdict.from_dict(vd)
+                if v.is_finding:
+                    sig = signature(v, p)
+                    rule = known.match(sig, v) if known else None
+                    entry, is_new = (None, False)
+                    if i not in state.finding_cases and rule is None:
+                        path, is_new = corpus.record(p, v, sig)
+                        entry = str(path)
+                        if is_new:
+                            result.new_entries.append(entry)
+                            if cfg.sanitize and cfg.on_cuda() and wants_sanitizer(v.message):
+                                sanitize_entry(entry)
+                    known_as = (rule.url or f"known-issues rule {rule.index}") if rule else None
+                    if state.record_finding(i, v.outcome.value, sig.key, sig.text, known_as, entry, is_new) and (
+                            is_new or rule):
+                        tag = f"known ({known_as})" if rule else "NEW"
+                        progress.note(f"[{i}] {tag} {v.summary()[:300]}" + (f"\n      -> {entry}" if is_new else ""))
+                state.record_case(i, vd, info.get("wall"), sync=v.is_finding)
+                if pool is not None:
+                    state.restarts = restarts_before + pool.restarts
+                if time.monotonic() - last_save > 2.0:
+                    state.save()
+                    last_save = time.monotonic()
+                progress.update(state.summary())
+    except KeyboardInterrupt:
+        result.interrupted = True
+    finally:
+        if pool is not None:
+            pool.close()
+        state.save()
+    result.summary = state.summary()
+    return result
 
 
-def _save(out_dir: str, i: int, p, v) -> None:
-    from .codegen import repro_source
-
-    os.makedirs(out_dir, exist_ok=True)
-    base = os.path.join(out_dir, f"case{i:05d}")
-    for suffix, text in ((".json", json.dumps({"program": p.to_dict(), "verdict": v.to_dict()}, indent=1)),
-                         (".repro.py", repro_source(p, title=v.summary()))):
-        tmp = base + suffix + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, base + suffix)
+def config_dict(cfg: CampaignConfig) -> dict:
+    return asdict(cfg)

@@ -1,9 +1,10 @@
-"""Command line: shapefuzz check | run | repro | ops."""
+"""Command line: shapefuzz check | run | stats | repro | ops."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT = 0, 1, 2
@@ -63,31 +64,80 @@ def cmd_check(args) -> int:
     return EXIT_BUG if v.is_finding else EXIT_OK
 
 
+def parse_duration(text: str) -> float:
+    """'90', '90s', '30m', '8h', '1d' -> seconds."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    t = text.strip().lower()
+    try:
+        return float(t[:-1]) * units[t[-1]] if t and t[-1] in units else float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (use e.g. 90s, 30m, 8h)") from None
+
+
+def _default_state_dir(args) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in args.backend)
+    return os.path.join("runs", f"{safe}-{args.device.replace(':', '')}-seed{args.seed}")
+
+
+def _cuda_devices(args):
+    if not args.device.startswith("cuda"):
+        return None
+    if args.gpus:
+        return [int(x) for x in args.gpus.split(",")]
+    import torch
+
+    return list(range(torch.cuda.device_count())) or None
+
+
 def cmd_run(args) -> int:
     from .backends import BackendError, resolve
     from .campaign import CampaignConfig, run_campaign
+    from .progress import print_summary
+    from .state import StateError
 
     try:
         resolve(args.backend)
     except BackendError as e:
         print(f"shapefuzz: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    devices = _cuda_devices(args)
+    workers = args.workers
+    if workers is None:
+        workers = len(devices) * args.workers_per_gpu if devices else 1
     cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, max_cases=args.max_cases,
-                         time_limit=args.time, max_ops=args.max_ops, out_dir=args.out)
-    print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed} "
-          f"max_cases={cfg.max_cases} out={cfg.out_dir}", flush=True)
-    res = run_campaign(cfg, log=lambda s: print(s, flush=True))
-    summary = res.to_dict()
-    if args.json:
-        print(json.dumps(summary, indent=1))
-    else:
-        print(f"checked {summary['cases']} programs in {summary['seconds']} s "
-              f"({summary['cases_per_second']} cases/s, median {summary['median_case_seconds']} s/case, "
-              f"compile share {summary['compile_share']})")
-        for outcome, n in sorted(res.outcomes.items(), key=lambda kv: -kv[1]):
-            print(f"  {outcome:26s} {n}")
-        print(f"findings: {summary['findings']}" + (f" (saved in {cfg.out_dir})" if res.findings and cfg.out_dir else ""))
-    return EXIT_BUG if res.findings else EXIT_OK
+                         time_limit=args.time, max_ops=args.max_ops,
+                         modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
+                         state_dir=args.state or _default_state_dir(args), corpus_dir=args.corpus,
+                         workers=workers, devices=devices, workers_per_gpu=args.workers_per_gpu, timeout=args.timeout)
+    limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
+    limit += f" time={cfg.time_limit:.0f}s" if cfg.time_limit else ""
+    print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed} {limit.strip()} "
+          f"workers={cfg.workers or 'in-process'} state={cfg.state_dir} corpus={cfg.corpus_dir}", flush=True)
+    try:
+        res = run_campaign(cfg)
+    except StateError as e:
+        print(f"shapefuzz: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print_summary(res.summary, as_json=args.json)
+    if res.new_entries and not args.json:
+        print("new corpus entries:\n  " + "\n  ".join(res.new_entries))
+    if res.interrupted:
+        print("interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+    return EXIT_BUG if sum(res.summary["findings_new"].values()) else EXIT_OK
+
+
+def cmd_stats(args) -> int:
+    from .progress import print_summary
+    from .state import CampaignState, StateError
+
+    try:
+        summary = CampaignState.load_summary(args.state_dir)
+    except StateError as e:
+        print(f"shapefuzz: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print_summary(summary, as_json=args.json)
+    return EXIT_OK
 
 
 def cmd_repro(args) -> int:
@@ -123,16 +173,34 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print the verdict as JSON")
     c.set_defaults(fn=cmd_check)
 
-    r = sub.add_parser("run", help="generate and check programs")
+    r = sub.add_parser("run", help="a fuzz campaign: generate, judge in sandboxed workers, save findings",
+                       description="Resumable: run the same command again after a crash or Ctrl-C.")
     r.add_argument("--backend", default="inductor")
     r.add_argument("--device", default="cpu")
     r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--max-cases", type=int, default=20)
-    r.add_argument("--time", type=float, default=None, help="stop after this many seconds")
+    r.add_argument("--max-cases", type=int, default=None, help="stop after this many cases (default: 20 "
+                   "unless --time is given)")
+    r.add_argument("--time", type=parse_duration, default=None, help="stop after this long, e.g. 30m, 8h")
     r.add_argument("--max-ops", type=int, default=6)
-    r.add_argument("--out", default=None, help="write findings (JSON + repro.py) here")
+    r.add_argument("--modes", nargs="+", default=None, type=lambda m: None if m == "default" else m,
+                   help="torch.compile modes to sample, e.g. default max-autotune reduce-overhead "
+                   "(default: all four on CUDA, default on CPU)")
+    r.add_argument("--options-menu", choices=["auto", "cuda", "cpu", "none"], default="auto",
+                   help="Inductor flags to sample (strategies/settings.py; auto: by device, none on CPU)")
+    r.add_argument("--workers", type=int, default=None,
+                   help="sandboxed workers (default: one per GPU, 1 on CPU); 0 judges in this process")
+    r.add_argument("--workers-per-gpu", type=int, default=1)
+    r.add_argument("--gpus", default=None, help="CUDA device indices, e.g. 0,1 (default: all)")
+    r.add_argument("--timeout", type=parse_duration, default=300.0, help="per case (default 300s)")
+    r.add_argument("--state", default=None, help="state dir (default runs/BACKEND-DEVICE-seedS)")
+    r.add_argument("--corpus", default="corpus", help="corpus dir for new findings (default corpus/)")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.set_defaults(fn=cmd_run)
+
+    t = sub.add_parser("stats", help="summary of a campaign state dir")
+    t.add_argument("state_dir")
+    t.add_argument("--json", action="store_true")
+    t.set_defaults(fn=cmd_stats)
 
     g = sub.add_parser("repro", help="print the standalone repro.py of a case")
     g.add_argument("case")
@@ -150,6 +218,8 @@ def main(argv=None) -> int:
     from .ir import ProgramError
 
     args = build_parser().parse_args(argv)
+    if args.command == "run" and args.max_cases is None and args.time is None:
+        args.max_cases = 20
     try:
         return args.fn(args)
     except ProgramError as e:

@@ -12,7 +12,7 @@ import inspect
 import json
 
 from . import compare as _compare
-from .ir import Program
+from .ir import Program, RunSettings
 from .opdb import OPS
 from .typecheck import typecheck
 
@@ -121,9 +121,14 @@ def compile_call(p: Program) -> tuple[list[str], str]:
         backend = f"getattr(importlib.import_module({mod!r}), {attr!r})"
     kw = [f"backend={backend}", f"dynamic={s.dynamic!r}"]
     if s.backend == "inductor":
-        if s.mode:
+        from .backends import known_inductor_options
+
+        s = RunSettings(**{**s.__dict__, "options": known_inductor_options(s.options or {})})
+        if s.mode and s.options:  # torch.compile takes one of mode/options
+            kw.append(f"options={{**torch._inductor.list_mode_options({s.mode!r}, {s.dynamic!r}), **{s.options!r}}}")
+        elif s.mode:
             kw.append(f"mode={s.mode!r}")
-        if s.options:
+        elif s.options:
             kw.append(f"options={s.options!r}")
     return imports, f"torch.compile(program, {', '.join(kw)})"
 

@@ -23,9 +23,9 @@ def _corrupt_first(out):
     out = list(out)
     for i, t in enumerate(out):
         if isinstance(t, torch.Tensor) and t.numel() > 0:
-            t = t.clone()
-            flat = t.view(-1)
-            flat[0] = ~flat[0] if t.dtype == torch.bool else flat[0] + 1
+            t = t.clone()  # keeps the strides, so index rather than view(-1)
+            first = (0,) * t.dim()
+            t[first] = ~t[first] if t.dtype == torch.bool else t[first] + 1
             out[i] = t
             break
     return tuple(out)
@@ -68,7 +68,7 @@ def mutate_input(gm, example_inputs):
         for t in _tensors(args):
             if t.is_floating_point() and t.numel() > 0:
                 with torch.no_grad():
-                    t.view(-1)[0] += 1
+                    t[(0,) * t.dim()] += 1
                 break
         return out
     return run

@@ -12,6 +12,7 @@ from fuzz.typecheck import input_info
 
 from ._validate import check_range
 from .markings import dynamic_markings, symbol_marks
+from .settings import compile_options
 from .shapes import size_schedules, tensor_inputs
 
 CALL_CHOICES = (3, 4, 5)
@@ -26,8 +27,11 @@ class GenerationBug(AssertionError):
 def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1, max_ops: int = 6,
              max_inputs: int = 3, max_rank: int = 5, families=FAMILIES, dtypes=D.ALL,
              modes=(None,), dynamic_flags=(None, True, False), max_symbols: int = 3,
-             ops=None) -> st.SearchStrategy:
+             ops=None, options_menu: dict | None = None) -> st.SearchStrategy:
     """Programs valid for every call of their size schedule.
+
+    `modes` and `options_menu` (see strategies/settings.py) sample
+    torch.compile modes and Inductor flags.
 
     Shrinks towards: fewer ops, one input of rank 1, float32, contiguous,
     sizes 1, static dims, `dynamic=None`, 3 calls, the pointwise family
@@ -75,7 +79,8 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
         for x in inputs:
             x.marks = d(dynamic_markings(x.shape, by_symbol=by_symbol))
         settings = RunSettings(backend=backend, device=device, dynamic=d(st.sampled_from(dynamic_flags)),
-                               mode=d(st.sampled_from(modes)))
+                               mode=d(st.sampled_from(modes)),
+                               options=d(compile_options(options_menu)) if backend == "inductor" else {})
         used_syms = {dim for x in inputs for dim in x.shape if isinstance(dim, str)}
         # unused symbols go, but one stays: its list length is the schedule's
         sizes = {k: v for i, (k, v) in enumerate(sizes.items()) if k in used_syms or (i == 0 and not used_syms)}

@@ -64,20 +64,30 @@ def test_check_unknown_backend(case):
 
 
 def test_run_reports_what_it_checked(tmp_path):
-    r = shapefuzz("run", "--backend", "eager", "--max-cases", "5", "--seed", "1", "--out", str(tmp_path / "out"))
+    r = shapefuzz("run", "--backend", "eager", "--max-cases", "5", "--seed", "1", "--state", str(tmp_path / "st"),
+                  "--corpus", str(tmp_path / "corpus"), "--workers", "0")
     assert r.returncode == 0, r.stderr
-    assert "checked 5 programs" in r.stdout and "findings: 0" in r.stdout
+    assert "cases" in r.stdout and "5  (" in r.stdout
 
 
-def test_run_with_planted_bug_saves_findings(tmp_path):
-    out = tmp_path / "out"
-    r = shapefuzz("run", "--backend", "fuzz.planted:mutate_input", "--max-cases", "8", "--seed", "1", "--out", str(out))
-    assert r.returncode == 1
-    saved = sorted(os.listdir(out))
-    assert any(f.endswith(".json") for f in saved) and any(f.endswith(".repro.py") for f in saved)
-    first = json.loads((out / [f for f in saved if f.endswith(".json")][0]).read_text())
-    again = shapefuzz("check", str(out / [f for f in saved if f.endswith(".json")][0]))
-    assert first["verdict"]["outcome"] == "input-mutation-mismatch" and again.returncode == 1
+def test_run_with_planted_bug_records_corpus_entries(tmp_path):
+    corpus = tmp_path / "corpus"
+    r = shapefuzz("run", "--backend", "fuzz.planted:mutate_input", "--max-cases", "8", "--seed", "1",
+                  "--state", str(tmp_path / "st"), "--corpus", str(corpus), "--workers", "0")
+    assert r.returncode == 1, r.stderr
+    outcomes = {d: json.loads((corpus / d / "verdict.json").read_text())["outcome"]
+                for d in os.listdir(corpus) if not d.startswith(".")}
+    # writing into an input also changes outputs that alias it: those are divergences
+    assert "input-mutation-mismatch" in outcomes.values() and set(outcomes.values()) <= {
+        "input-mutation-mismatch", "divergence"}
+    entry = corpus / next(d for d, o in outcomes.items() if o == "input-mutation-mismatch")
+    again = shapefuzz("check", str(entry / "program.json"))
+    assert again.returncode == 1, again.stdout + again.stderr
+
+
+def test_bad_duration_is_a_usage_error():
+    r = shapefuzz("run", "--time", "soon")
+    assert r.returncode == 2 and "not a duration" in r.stderr
 
 
 def test_repro_and_ops(case):

@@ -1,0 +1,75 @@
+"""Live progress for long campaigns: a rich table on a terminal, a plain line
+every PLAIN_EVERY seconds otherwise (logs, CI, nohup)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+PLAIN_EVERY = 30.0
+
+
+def _fmt_counts(c: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(c.items(), key=lambda kv: -kv[1])) or "none"
+
+
+def summary_table(s: dict):
+    from rich.table import Table
+
+    t = Table(title=f"shapefuzz {s['config'].get('backend')} on {s['config'].get('device')} "
+                    f"(seed {s['config'].get('seed')})", show_header=False)
+    t.add_row("elapsed", f"{s['elapsed']:.0f} s")
+    t.add_row("cases", f"{s['cases']}  ({s['cases_per_second']:.3f}/s)")
+    t.add_row("compile share", "-" if s["compile_share"] is None else f"{100 * s['compile_share']:.0f}%")
+    t.add_row("outcomes", _fmt_counts(s["outcomes"]))
+    t.add_row("findings new", _fmt_counts(s["findings_new"]))
+    t.add_row("findings known", _fmt_counts(s["findings_known"]))
+    t.add_row("distinct signatures", str(s["signatures"]))
+    t.add_row("worker restarts", _fmt_counts({k: v for k, v in s["restarts"].items() if v}))
+    return t
+
+
+class Progress:
+    def __init__(self, live: bool | None = None):
+        self.live = sys.stdout.isatty() if live is None else live
+        self._live = None
+        self._last = time.monotonic()
+
+    def __enter__(self):
+        if self.live:
+            from rich.live import Live
+
+            self._live = Live(refresh_per_second=2, transient=False)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self._live is not None:
+            self._live.__exit__(*exc)
+
+    def update(self, summary: dict) -> None:
+        if self._live is not None:
+            self._live.update(summary_table(summary))
+        elif time.monotonic() - self._last >= PLAIN_EVERY:
+            self._last = time.monotonic()
+            print(f"... {summary['cases']} cases, {summary['cases_per_second']:.3f}/s, "
+                  f"finding cases {sum(summary['findings_new'].values())} new-class / "
+                  f"{sum(summary['findings_known'].values())} known, signatures {summary['signatures']}, "
+                  f"restarts {sum(summary['restarts'].values())}", flush=True)
+
+    def note(self, text: str) -> None:
+        if self._live is not None:
+            self._live.console.print(text)
+        else:
+            print(text, flush=True)
+
+
+def print_summary(summary: dict, as_json: bool = False) -> None:
+    if as_json:
+        import json
+
+        print(json.dumps(summary, indent=1))
+        return
+    from rich.console import Console
+
+    Console(width=110).print(summary_table(summary))

@@ -1,0 +1,55 @@
+"""Re-run a memory-error finding's repro under compute-sanitizer (when it is
+installed) and keep its first report in the corpus entry."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+# Findings worth a sanitizer run: storage bounds and device memory faults.
+PATTERNS = (r"setStorage", r"out of bounds", r"illegal memory access", r"misaligned address",
+            r"device-side assert", r"unspecified launch failure")
+
+
+def wants_sanitizer(message: str) -> bool:
+    return any(re.search(p, message or "") for p in PATTERNS)
+
+
+def find_sanitizer() -> str | None:
+    return shutil.which("compute-sanitizer") or next(
+        (p for p in ("/usr/local/cuda/bin/compute-sanitizer",) if os.path.exists(p)), None)
+
+
+def first_report(output: str) -> str:
+    """The first ========= block compute-sanitizer printed."""
+    lines = [l for l in output.splitlines() if l.startswith("=========")]
+    block = []
+    for l in lines:
+        if block and re.match(r"=========\s*$", l):
+            break
+        block.append(l)
+    return "\n".join(block[:60])
+
+
+def sanitize_entry(entry_dir: str, timeout: float = 600.0) -> str | None:
+    """Write sanitizer.txt into the entry; returns its text, or None when the
+    tool is absent."""
+    exe = find_sanitizer()
+    if not exe:
+        return None
+    cmd = [exe, "--tool", "memcheck", "--print-limit", "1", sys.executable, os.path.join(entry_dir, "repro.py")]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        text = first_report(r.stdout + r.stderr) or f"(no report; exit {r.returncode})"
+    except subprocess.TimeoutExpired:
+        text = f"(compute-sanitizer timed out after {timeout:.0f} s)"
+    tmp = os.path.join(entry_dir, ".sanitizer.txt.tmp")
+    with open(tmp, "w") as f:
+        f.write(text + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, os.path.join(entry_dir, "sanitizer.txt"))
+    return text

@@ -1,0 +1,43 @@
+"""Compile settings as part of the program: torch.compile modes and Inductor
+config flags that change the generated code for dynamic shapes. The menus are
+data; keys missing from the installed torch are dropped when compiling
+(fuzz/backends.py), so a menu can name flags of newer releases.
+
+Flags that are promises by the user are left out: `assume_aligned_inputs`
+with our storage-offset inputs made misaligned-address "findings" that were
+the promise being false, not a compiler bug."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+MODES_CUDA = (None, "max-autotune-no-cudagraphs", "reduce-overhead", "max-autotune")
+
+# flag -> non-default values to try; each flag is independently on or off.
+OPTIONS_CUDA = {
+    "triton.autotune_pointwise": (True,),
+    "coordinate_descent_tuning": (True,),
+    "triton.cudagraphs": (True,),
+    "max_autotune_pointwise": (True,),
+    "comprehensive_padding": (False,),
+    "split_reductions": (False,),
+    "triton.persistent_reductions": (False,),
+}
+OPTIONS_CPU = {
+    "comprehensive_padding": (True,),
+    "split_reductions": (False,),
+    "cpp.simdlen": (1,),
+}
+
+
+def compile_options(menu: dict | None) -> st.SearchStrategy:
+    """A dict of Inductor config overrides drawn from `menu`. Shrinks towards
+    {} (each flag's draw is 'off' first)."""
+    if not menu:
+        return st.just({})
+
+    def pick(flag, values):
+        return st.sampled_from((None,) + tuple(values)).map(lambda v: (flag, v))
+
+    return st.tuples(*(pick(k, v) for k, v in menu.items())).map(
+        lambda pairs: {k: v for k, v in pairs if v is not None})

@@ -1,0 +1,241 @@
+"""The worker pool survives crashing, hanging, memory-hungry and CUDA-poisoned
+backends (fuzz/faults.py), reports each with the right verdict, replaces the
+worker, and judges later cases exactly as run_case does in-process.
+
+Spawned workers import torch (seconds each), so the fault tests share one
+single-worker pool and every restart is one the test means to cause."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from fuzz.ir import OpCall, Program, RunSettings, TensorInput
+from fuzz.verdict import Outcome
+from fuzz.workers import WorkerPool, faulthandler_frames, replace_cause
+
+REPO = Path(__file__).resolve().parents[1]
+TIMING = ("seconds", "compile_seconds")
+
+
+def relu(backend="eager", sizes=(3, 6, 7), device="cpu"):
+    """Faults fire on dims > 4: sizes (3, 6, 7) trip them at call 1."""
+    return Program(sizes={"s0": list(sizes)}, inputs=[TensorInput(name="x0", shape=["s0"])],
+                   ops=[OpCall(op="relu", args=["x0"], params={}, out="v0")], outputs=["v0"],
+                   settings=RunSettings(backend=backend, device=device))
+
+
+def cuda_devices():
+    import torch
+
+    return list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+
+
+def judge(pool, program, timeout=None):
+    pool.submit("case", program, timeout=timeout)
+    (result,) = list(pool.results())
+    return result
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def wait_dead(pids, within=10.0):
+    deadline = time.monotonic() + within
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [p for p in pids if alive(p)]
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with WorkerPool(workers=1, timeout=120, recycle_after=None) as p:
+        assert p.wait_ready(180)
+        yield p
+
+
+def assert_replaced_and_working(pool, old_pid, cause, before):
+    assert pool.restarts[cause] == before + 1
+    case_id, v, info = judge(pool, relu())
+    assert v["outcome"] == "ok", v
+    assert info["pid"] != old_pid
+
+
+@pytest.mark.parametrize("fault,sig", [("segfault", "SIGSEGV"), ("sigkill", "SIGKILL")])
+def test_killed_worker_is_a_crash(pool, fault, sig):
+    before = pool.restarts["crash"]
+    _, v, info = judge(pool, relu(f"fuzz.faults:{fault}"))
+    assert v["outcome"] == Outcome.CRASH.value and v["stage"] == "process"
+    assert v["exc_type"] == sig and sig in v["message"].splitlines()[0]
+    assert v["call"] is None and info["restart"] == "crash" and info["wall"] is None
+    if fault == "segfault":  # faulthandler's stack, innermost last
+        assert v["frames"][-1].endswith(":_segfault") and "Segmentation fault" in v["message"]
+    assert_replaced_and_working(pool, info["pid"], "crash", before)
+
+
+def test_fault_backends_are_eager_on_small_inputs(pool):
+    before = sum(pool.restarts.values())
+    for fault in ("segfault", "hang", "cuda_error", "memory"):
+        assert judge(pool, relu(f"fuzz.faults:{fault}", sizes=(1, 2, 3)))[1]["outcome"] == "ok"
+    assert sum(pool.restarts.values()) == before
+
+
+def test_hang_is_killed(pool):
+    before = pool.restarts["hang"]
+    start = time.monotonic()
+    _, v, info = judge(pool, relu("fuzz.faults:hang"), timeout=3)
+    assert v["outcome"] == Outcome.HANG.value and v["stage"] == "process"
+    assert "3 s" in v["message"] and time.monotonic() - start < 20
+    assert v["frames"][-1].endswith(":_hang")  # stack dumped before the kill
+    assert_replaced_and_working(pool, info["pid"], "hang", before)
+
+
+def test_cuda_error_replaces_worker(pool):
+    before = pool.restarts["cuda"]
+    _, v, info = judge(pool, relu("fuzz.faults:cuda_error"))
+    assert v["outcome"] == Outcome.COMPILED_ERROR.value and "illegal memory access" in v["message"]
+    assert v["call"] == 1 and info["restart"] == "cuda"
+    assert_replaced_and_working(pool, info["pid"], "cuda", before)
+
+
+def test_memory_hog_is_survived(pool):
+    _, v, info = judge(pool, relu("fuzz.faults:memory"))
+    assert v["outcome"] in (Outcome.CRASH.value, Outcome.COMPILED_ERROR.value)
+    if v["outcome"] == Outcome.COMPILED_ERROR.value:
+        assert v["exc_type"] == "MemoryError" and info["restart"] == "memory"
+    assert judge(pool, relu())[1]["outcome"] == "ok"
+
+
+def test_bad_program_keeps_worker(pool):
+    _, ok, before = judge(pool, relu())
+    restarts = sum(pool.restarts.values())
+    _, v, info = judge(pool, {"schema": 999})
+    assert v["outcome"] == Outcome.INVALID.value and v["exc_type"] == "ProgramError"
+    assert info["error"] == "program" and info["pid"] == before["pid"]
+    _, v, info = judge(pool, relu("no_such_backend"))
+    assert v["outcome"] == Outcome.INVALID.value and info["error"] == "harness"
+    assert sum(pool.restarts.values()) == restarts and info["pid"] == before["pid"]
+
+
+def test_same_verdicts_as_in_process(pool):
+    from fuzz.generate import generate
+    from fuzz.runner import run_case
+    from strategies import programs
+
+    progs = list(generate(programs(backend="eager", max_ops=3), seed_=7, count=4))
+    got = {cid: v for cid, v, _ in pool.run(enumerate(progs))}
+    for i, p in enumerate(progs):
+        want = run_case(p).to_dict()
+        assert {k: v for k, v in got[i].items() if k not in TIMING} == \
+               {k: v for k, v in want.items() if k not in TIMING}, p.to_json()
+
+
+def test_recycle_after(pool):
+    pool.recycle_after = 2
+    try:
+        before = pool.restarts["recycle"]
+        infos = [judge(pool, relu())[2] for _ in range(4)]
+    finally:
+        pool.recycle_after = None
+    pids = [i["pid"] for i in infos]
+    assert all(pids.count(p) <= 2 for p in pids) and len(set(pids)) >= 2
+    recycled = [i for i in infos if i["restart"] == "recycle"]
+    assert len(recycled) >= 1 and pool.restarts["recycle"] == before + len(recycled)
+
+
+def test_close_kills_busy_and_idle_workers(tmp_path):
+    pool = WorkerPool(workers=2, timeout=60, workdir=str(tmp_path))
+    assert pool.wait_ready(180)
+    pids = pool.pids()
+    assert len(pids) == 2 and all(alive(p) for p in pids)
+    assert os.environ.get("TORCHINDUCTOR_CACHE_DIR") != str(tmp_path / "w0" / "inductor")  # not leaked
+    pool.submit("hang", relu("fuzz.faults:hang"))
+    pool.submit("ok", relu())
+    assert next(pool.results(timeout=60))[0] == "ok" and pool.unfinished() == ["hang"]
+    assert (tmp_path / "w0" / "inductor").is_dir() and (tmp_path / "w1" / "triton").is_dir()
+    pool.close()
+    assert wait_dead(pids, within=5) == []
+    with pytest.raises(RuntimeError):
+        pool.submit("late", relu())
+
+
+@pytest.mark.skipif(not cuda_devices(), reason="needs a CUDA GPU")
+def test_real_device_assert_poisons_and_is_replaced(monkeypatch):
+    """A real device-side assert poisons the worker's CUDA context: without
+    the replacement the next case on that worker fails; with it, it passes."""
+    cases = [("assert", relu("fuzz.faults:device_assert", device="cuda")), ("next", relu(device="cuda"))]
+    with monkeypatch.context() as m:
+        m.setattr("fuzz.workers.REPLACE_AFTER", {})
+        with WorkerPool(devices=cuda_devices()[:1], workers_per_gpu=1, timeout=300) as pool:
+            control = {cid: (v, info) for cid, v, info in pool.run(cases, prefetch=1)}
+    assert control["next"][0]["outcome"] != "ok" and "CUDA error" in control["next"][0]["message"]
+    assert control["assert"][1]["pid"] == control["next"][1]["pid"]
+    with WorkerPool(devices=cuda_devices()[:1], workers_per_gpu=2, timeout=300) as pool:
+        assert pool.workers == 2
+        _, v, info = judge(pool, cases[0][1])
+        assert v["outcome"] == Outcome.COMPILED_ERROR.value and "device-side assert" in v["message"], v
+        assert info["restart"] == "cuda" and info["device"] == 0 and pool.restarts["cuda"] == 1
+        later = list(pool.run([cases[1], ("inductor", relu("inductor", device="cuda"))]))
+    assert [v["outcome"] for _, v, _ in later] == ["ok", "ok"], later
+    assert info["pid"] not in [i["pid"] for _, _, i in later]
+
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    from fuzz.workers import WorkerPool
+    from tests.test_workers import relu
+    with WorkerPool(workers=1, timeout=60, workdir=sys.argv[1]) as pool:
+        pool.wait_ready(180)
+        pool.submit("hang", relu("fuzz.faults:hang"))
+        print(*pool.pids(), flush=True)
+        list(pool.results())
+""")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_parent_interrupted_or_killed_leaves_no_orphans(sig, tmp_path):
+    """Ctrl-C: the parent kills its workers on the way out. SIGKILL: nothing
+    runs in the parent; each worker notices and exits within a second or so."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(tmp_path)], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        pids = [int(x) for x in proc.stdout.readline().split()]
+        assert pids and all(alive(p) for p in pids)
+        time.sleep(2)  # the case is running (hanging) now
+        proc.send_signal(sig)
+        proc.wait(30)
+        assert wait_dead(pids, within=10) == []
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_replace_cause_patterns():
+    assert replace_cause({"exc_type": "RuntimeError", "message": "CUDA error: misaligned address"}) == "cuda"
+    assert replace_cause({"exc_type": "AcceleratorError", "message": "CUBLAS_STATUS_EXECUTION_FAILED"}) == "cuda"
+    assert replace_cause({"exc_type": "MemoryError", "message": ""}) == "memory"
+    assert replace_cause({"exc_type": "RuntimeError", "message": "shape mismatch"}) is None
+
+
+def test_faulthandler_frames():
+    dump = ["Fatal Python error: Segmentation fault", "",
+            "Thread 0x00007f01 (most recent call first):",
+            '  File "/x/threading.py", line 9 in watch', "",
+            "Current thread 0x00007f02 (most recent call first):",
+            '  File "/x/site-packages/torch/f.py", line 3 in inner',
+            '  File "/r/fuzz/workers.py", line 90 in _worker_main', "",
+            "Extension modules: numpy (total: 1)", "printed by the backend"]
+    frames, rest = faulthandler_frames(dump)
+    assert frames == ["/r/fuzz/workers.py:90:_worker_main", "torch/f.py:3:inner"]
+    assert rest == ["Fatal Python error: Segmentation fault", "printed by the backend"]
