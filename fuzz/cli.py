@@ -1,4 +1,4 @@
-"""Command line: shapefuzz check | run | stats | repro | ops."""
+"""Command line: shapefuzz check | run | stats | repro | ops | replay | report | triage | shrink."""
 
 from __future__ import annotations
 
@@ -211,6 +211,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     o = sub.add_parser("ops", help="list the op database")
     o.set_defaults(fn=cmd_ops)
+
+    from .replay import add_parser as add_replay, add_report_parser, add_triage_parser
+
+    add_replay(sub)
+    add_report_parser(sub)
+    add_triage_parser(sub)
     return ap
 
 

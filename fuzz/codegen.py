@@ -16,7 +16,7 @@ from .ir import Program, RunSettings
 from .opdb import OPS
 from .typecheck import typecheck
 
-BUILTIN_BACKENDS = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
+BUILTIN_BACKENDS = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor", "openxla")
 
 
 def _dims(shape) -> str:
@@ -112,7 +112,7 @@ def module_source(p: Program) -> str:
 def compile_call(p: Program) -> tuple[list[str], str]:
     """(import lines, the torch.compile(...) expression) for p's settings."""
     s = p.settings
-    imports = []
+    imports = ["import torch_xla"] if s.backend == "openxla" else []  # registers the openxla backend
     if s.backend in BUILTIN_BACKENDS:
         backend = repr(s.backend)
     else:

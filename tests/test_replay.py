@@ -1,0 +1,213 @@
+"""Replaying a corpus: still-failing, fixed, changed and error entries, the
+exit status for CI, and the pytest plugin that turns entries into strict
+xfails. Planted backends keep every run cheap."""
+
+import argparse
+import json
+import shutil
+
+import pytest
+
+from fuzz.codegen import repro_source
+from fuzz.corpus import Corpus
+from fuzz.ir import Program
+from fuzz.replay import (CHANGED, ERROR, FIXED, STILL_FAILING, add_parser, add_report_parser,
+                         add_triage_parser, exit_status, replay)
+from fuzz.runner import run_case
+from fuzz.signature import signature
+
+from helpers import program
+
+pytest_plugins = ("pytester",)
+
+CORRUPT = "fuzz.planted:corrupt_large"
+RELU = [("relu", ["x0"], {})]
+PAD = [("pad", ["x0"], {"mode": "constant", "pad": [1, 2], "value": 0.0})]
+PAD_RELU = PAD + [("relu", ["v0"], {})]
+ADD = [("add", ["x0", "x0"], {})]
+CORRUPT_DIR = "0123456789ab"
+
+
+def record(corpus: Corpus, ops, backend=CORRUPT):
+    p = program(ops, marks=["dynamic"], sizes={"s0": [3, 5, 12]}, backend=backend)
+    v = run_case(p)
+    assert v.is_finding, v.summary()
+    path, new = corpus.record(p, v, signature(v, p))
+    assert new
+    return path
+
+
+def switch_backend(entry, backend: str) -> None:
+    """Edit the entry's program.json and regenerate its repro.py, as if the
+    compiler had changed under it."""
+    d = json.loads((entry / "program.json").read_text())
+    d["settings"]["backend"] = backend
+    (entry / "program.json").write_text(json.dumps(d, indent=2))
+    (entry / "repro.py").write_text(repro_source(Program.from_dict(d), "edited"))
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("corpus")
+    c = Corpus(root)
+    keys = {}
+    keys[STILL_FAILING] = record(c, RELU).name
+    fixed = record(c, PAD_RELU)
+    switch_backend(fixed, "eager")
+    keys[FIXED] = fixed.name
+    changed = record(c, PAD)
+    switch_backend(changed, "fuzz.planted:storage_error_on_pad")
+    keys[CHANGED] = changed.name
+    bad = root / CORRUPT_DIR
+    shutil.copytree(root / keys[STILL_FAILING], bad)
+    (bad / "program.json").write_text("{not json")
+    keys[ERROR] = bad.name
+    crashing = record(c, ADD)
+    (crashing / "repro.py").write_text("import a_module_that_does_not_exist_anywhere\n")
+    keys["repro-crash"] = crashing.name
+    return root, keys
+
+
+@pytest.fixture(scope="module")
+def rows(corpus):
+    root, _ = corpus
+    return {r.key: r for r in replay(root, timeout=300, jobs=2)}
+
+
+def test_each_status(corpus, rows):
+    _, keys = corpus
+    assert sorted(rows) == sorted(keys.values())
+    still = rows[keys[STILL_FAILING]]
+    assert still.status == STILL_FAILING and still.repro_rc == 1
+    assert still.new_signature == keys[STILL_FAILING] and still.outcome == "divergence"
+    fixed = rows[keys[FIXED]]
+    assert fixed.status == FIXED and fixed.repro_rc == 0 and fixed.new_signature == ""
+    changed = rows[keys[CHANGED]]
+    assert changed.status == CHANGED and changed.repro_rc == 1
+    assert changed.new_signature != keys[CHANGED] and changed.outcome == "compiled-only-error"
+    assert changed.new_signature_text.startswith("compiled-only-error | RuntimeError | setStorage")
+    assert changed.signature.startswith("divergence | output | families: pad")
+    corrupt = rows[keys[ERROR]]
+    assert corrupt.status == ERROR and corrupt.reason.startswith("corrupt entry: program.json: not valid JSON")
+    assert corrupt.repro_rc is None  # nothing was run
+    crash = rows[keys["repro-crash"]]
+    assert crash.status == ERROR and crash.reason.startswith("repro crashed (exit 1)")
+    assert "a_module_that_does_not_exist_anywhere" in crash.reason
+    json.dumps([r.to_dict() for r in rows.values()])  # plain data
+
+
+def test_exit_status(rows):
+    every = list(rows.values())
+    good = [r for r in every if r.status in (STILL_FAILING, FIXED)]
+    assert exit_status(every) == 1
+    assert exit_status(good) == 0
+    assert exit_status(good, fail_on_fixed=True) == 1
+    assert exit_status([r for r in good if r.status == STILL_FAILING], fail_on_fixed=True) == 0
+    assert exit_status([]) == 0
+    assert exit_status([r for r in every if r.status == CHANGED]) == 1
+
+
+def _parser():
+    ap = argparse.ArgumentParser(prog="shapefuzz")
+    sub = ap.add_subparsers(dest="command", required=True)
+    add_parser(sub)
+    add_report_parser(sub)
+    add_triage_parser(sub)
+    return ap
+
+
+def test_cli_json_table_and_exit_codes(corpus, rows, monkeypatch, capsys):
+    import fuzz.replay as replay_mod
+
+    root, keys = corpus
+    seen = {}
+
+    def fake_replay(corpus_root, *, timeout, jobs, **kw):
+        seen.update(corpus=corpus_root, timeout=timeout, jobs=jobs)
+        return list(rows.values())
+
+    monkeypatch.setattr(replay_mod, "replay", fake_replay)
+    args = _parser().parse_args(["replay", str(root), "--json", "--timeout", "2m", "-j", "3"])
+    assert args.fn(args) == 1
+    assert seen == {"corpus": str(root), "timeout": 120.0, "jobs": 3}
+    out = json.loads(capsys.readouterr().out)
+    assert out["exit_status"] == 1 and out["counts"] == {STILL_FAILING: 1, FIXED: 1, CHANGED: 1, ERROR: 2}
+    assert {r["key"]: r["status"] for r in out["rows"]}[keys[FIXED]] == FIXED
+
+    args = _parser().parse_args(["replay", str(root)])
+    assert args.fn(args) == 1
+    table = capsys.readouterr().out
+    assert keys[CHANGED] in table and "still-failing" in table and "5 entries" in table
+
+    good = [r for r in rows.values() if r.status in (STILL_FAILING, FIXED)]
+    monkeypatch.setattr(replay_mod, "replay", lambda *a, **k: good)
+    args = _parser().parse_args(["replay", str(root)])
+    assert args.fn(args) == 0
+    args = _parser().parse_args(["replay", str(root), "--fail-on-fixed"])
+    assert args.fn(args) == 1
+
+
+def test_cli_missing_corpus_is_bad_input(tmp_path, capsys):
+    args = _parser().parse_args(["replay", str(tmp_path / "nope"), "--json"])
+    assert args.fn(args) == 2
+    assert "no corpus directory" in capsys.readouterr().err
+
+
+def test_empty_corpus_replays_to_nothing(tmp_path):
+    assert replay(tmp_path) == []
+
+
+def test_timeout_is_an_error(tmp_path):
+    c = Corpus(tmp_path)
+    entry = record(c, RELU)
+    (entry / "repro.py").write_text("import time\ntime.sleep(60)\n")
+    (row,) = replay(tmp_path, timeout=1)
+    assert row.status == ERROR and row.reason == "timeout: repro.py ran past 1 s" and row.repro_rc is None
+    assert row.seconds < 30
+
+
+def test_known_issue_marked_fixed_that_still_reproduces_is_flagged(tmp_path):
+    c = Corpus(tmp_path)
+    entry = record(c, RELU)
+    (tmp_path / "known_issues.json").write_text(json.dumps([
+        {"signature": entry.name, "url": "https://github.com/pytorch/pytorch/issues/1", "status": "fixed"}]))
+    (row,) = replay(tmp_path, timeout=300)
+    assert row.status == STILL_FAILING
+    assert row.known == "https://github.com/pytorch/pytorch/issues/1 (fixed)"
+    assert "known issue marked fixed still reproduces" in row.reason
+
+
+# -- the pytest plugin ----------------------------------------------------------
+
+def test_pytest_plugin_runs_entries_as_strict_xfails(corpus, pytester):
+    root, keys = corpus
+    result = pytester.runpytest("-p", "fuzz.pytest_plugin", "--shapefuzz-corpus", str(root), "-rA",
+                                "-p", "no:cacheprovider")
+    # still-failing and the entry whose repro crashes (its program still fails): xfail;
+    # fixed and changed: fail; the corrupt entry: error
+    result.assert_outcomes(xfailed=2, failed=2, errors=1)
+    out = result.stdout.str()
+    assert f"fixed upstream? (entry {keys[FIXED]}, signature divergence | output | families: pad,pointwise" in out
+    assert "it passes now" in out
+    assert f"fixed upstream? (entry {keys[CHANGED]}" in out and "another finding: compiled-only-error" in out
+    assert "corrupt corpus entry" in out and CORRUPT_DIR in out
+    assert f"{keys[STILL_FAILING]}: divergence | output | families: pointwise | device: cpu" in out
+
+
+def test_pytest_plugin_items_can_be_selected_and_listed(corpus, pytester):
+    root, keys = corpus
+    result = pytester.runpytest("-p", "fuzz.pytest_plugin", "--shapefuzz-corpus", str(root),
+                                "-k", keys[STILL_FAILING], "-p", "no:cacheprovider")
+    result.assert_outcomes(xfailed=1)
+    listed = pytester.runpytest("-p", "fuzz.pytest_plugin", "--shapefuzz-corpus", str(root), "--co", "-q",
+                                "-p", "no:cacheprovider")
+    assert all(k in listed.stdout.str() for k in keys.values())
+
+
+def test_pytest_plugin_without_the_option_adds_nothing(pytester):
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest("-p", "fuzz.pytest_plugin", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    bad = pytester.runpytest("-p", "fuzz.pytest_plugin", "--shapefuzz-corpus", "/no/such/dir", "-p",
+                             "no:cacheprovider")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
