@@ -83,7 +83,9 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
 
     state = CampaignState.open(cfg.state_dir, cfg.identity())
     corpus = Corpus(cfg.corpus_dir)
-    known_path = cfg.known_issues or os.path.join(cfg.corpus_dir, "known_issues.json")
+    known_path = cfg.known_issues or next(
+        (c for c in (os.path.join(cfg.corpus_dir, "known_issues.json"), os.path.join("corpus", "known_issues.json"))
+         if os.path.exists(c)), "")
     known = KnownIssues.load(known_path) if os.path.exists(known_path) else None
     strategy = strategy or programs(backend=cfg.backend, device=cfg.device, max_ops=cfg.max_ops,
                                     modes=cfg.resolved_modes(), options_menu=cfg.resolved_options())

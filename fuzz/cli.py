@@ -108,7 +108,8 @@ def cmd_run(args) -> int:
                          time_limit=args.time, max_ops=args.max_ops,
                          modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
                          state_dir=args.state or _default_state_dir(args), corpus_dir=args.corpus,
-                         workers=workers, devices=devices, workers_per_gpu=args.workers_per_gpu, timeout=args.timeout)
+                         workers=workers, devices=devices, workers_per_gpu=args.workers_per_gpu, timeout=args.timeout,
+                         known_issues=args.known_issues)
     limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
     limit += f" time={cfg.time_limit:.0f}s" if cfg.time_limit else ""
     print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed} {limit.strip()} "
@@ -194,6 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeout", type=parse_duration, default=300.0, help="per case (default 300s)")
     r.add_argument("--state", default=None, help="state dir (default runs/BACKEND-DEVICE-seedS)")
     r.add_argument("--corpus", default="corpus", help="corpus dir for new findings (default corpus/)")
+    r.add_argument("--known-issues", default=None, help="known upstream issues (default: CORPUS/known_issues.json, "
+                   "else corpus/known_issues.json)")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.set_defaults(fn=cmd_run)
 
