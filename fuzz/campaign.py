@@ -5,7 +5,11 @@ ones in the corpus, and keep resumable state (fuzz/state.py)."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import time
+from collections import deque
 from dataclasses import asdict, dataclass, field
 
 from .generate import generate
@@ -32,6 +36,8 @@ class CampaignConfig:
     workers_per_gpu: int = 1
     timeout: float = 300.0  # per case, seconds
     known_issues: str | None = None  # default: <corpus_dir>/known_issues.json
+    shrink: bool = True  # shrink each new corpus entry in a background process
+    shrink_budget: float = 300.0  # seconds per entry
 
     def identity(self) -> dict:
         """What must match to resume a state dir (not limits or resources)."""
@@ -62,6 +68,56 @@ class CampaignResult:
     summary: dict
     new_entries: list = field(default_factory=list)  # corpus paths created this session
     interrupted: bool = False
+
+
+class BackgroundShrinker:
+    """Shrinks new corpus entries one at a time in a child process
+    (`shapefuzz shrink ENTRY`), so the campaign goes on meanwhile."""
+
+    def __init__(self, budget: float, log_path: str):
+        self.budget, self.log_path = budget, log_path
+        self.queue: deque = deque()
+        self.proc = None
+        self.finished = 0
+
+    def add(self, entry: str) -> None:
+        self.queue.append(entry)
+        self.poll()
+
+    def poll(self) -> None:
+        if self.proc is not None and self.proc.poll() is not None:
+            self.proc, self.finished = None, self.finished + 1
+        if self.proc is None and self.queue:
+            entry = self.queue.popleft()
+            with open(self.log_path, "a") as log:
+                log.write(f"--- shrink {entry}\n")
+                log.flush()
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", "fuzz", "shrink", entry, "--time-budget", str(self.budget)],
+                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    @property
+    def pending(self) -> int:
+        return len(self.queue) + (self.proc is not None)
+
+    def finish(self, note) -> None:
+        """Wait for the running and queued shrinks (each bounded by its budget)."""
+        while self.pending:
+            note(f"shrinking {self.pending} new entr{'y' if self.pending == 1 else 'ies'} "
+                 f"(up to {self.budget:.0f} s each; log {self.log_path})")
+            if self.proc is not None:
+                try:
+                    self.proc.wait(timeout=self.budget * 2 + 120)
+                except subprocess.TimeoutExpired:
+                    self.kill()
+            self.poll()
+
+    def kill(self) -> None:
+        self.queue.clear()
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self.proc = None
 
 
 def _in_process(cases):
@@ -113,6 +169,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
         results = _in_process(cases())
     last_save = 0.0
     restarts_before = state.restarts.copy()
+    shrinker = BackgroundShrinker(cfg.shrink_budget, os.path.join(cfg.state_dir, "shrink.log")) if cfg.shrink else None
     try:
         with progress:
             for i, vd, info in results:
@@ -129,6 +186,8 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
                             result.new_entries.append(entry)
                             if cfg.sanitize and cfg.on_cuda() and wants_sanitizer(v.message):
                                 sanitize_entry(entry)
+                            if shrinker is not None:
+                                shrinker.add(entry)
                     known_as = (rule.url or f"known-issues rule {rule.index}") if rule else None
                     if state.record_finding(i, v.outcome.value, sig.key, sig.text, known_as, entry, is_new) and (
                             is_new or rule):
@@ -141,8 +200,16 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
                     state.save()
                     last_save = time.monotonic()
                 progress.update(state.summary())
+                if shrinker is not None:
+                    shrinker.poll()
+        if pool is not None:
+            pool.close()
+        if shrinker is not None:
+            shrinker.finish(progress.note)
     except KeyboardInterrupt:
         result.interrupted = True
+        if shrinker is not None:
+            shrinker.kill()
     finally:
         if pool is not None:
             pool.close()

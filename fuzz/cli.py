@@ -109,7 +109,7 @@ def cmd_run(args) -> int:
                          modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
                          state_dir=args.state or _default_state_dir(args), corpus_dir=args.corpus,
                          workers=workers, devices=devices, workers_per_gpu=args.workers_per_gpu, timeout=args.timeout,
-                         known_issues=args.known_issues)
+                         known_issues=args.known_issues, shrink=args.shrink, shrink_budget=args.shrink_budget)
     limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
     limit += f" time={cfg.time_limit:.0f}s" if cfg.time_limit else ""
     print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed} {limit.strip()} "
@@ -197,6 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--corpus", default="corpus", help="corpus dir for new findings (default corpus/)")
     r.add_argument("--known-issues", default=None, help="known upstream issues (default: CORPUS/known_issues.json, "
                    "else corpus/known_issues.json)")
+    r.add_argument("--no-shrink", dest="shrink", action="store_false",
+                   help="do not shrink new corpus entries in the background")
+    r.add_argument("--shrink-budget", type=parse_duration, default=300.0, help="per new entry (default 300s)")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.set_defaults(fn=cmd_run)
 
@@ -217,6 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .replay import add_parser as add_replay, add_report_parser, add_triage_parser
 
+    from .shrink import add_parser as add_shrink
+
+    add_shrink(sub)
     add_replay(sub)
     add_report_parser(sub)
     add_triage_parser(sub)

@@ -608,7 +608,7 @@ def reduction(name, fn, dtypes, result, multi_dim=True, nonempty=False):
         ds = d if isinstance(d, list) else ([] if d is None else [d])
         if not all(_dim_in(a, x) for x in ds):
             return f"{name} dim {d!r} out of range for rank {a.rank}"
-        if isinstance(d, list) and (not multi_dim or len(set(norm_dim(x, a.rank) for x in d)) != len(d)):
+        if isinstance(d, list) and (not multi_dim or not d or len(set(norm_dim(x, a.rank) for x in d)) != len(d)):
             return f"{name} takes {'one dim' if not multi_dim else 'distinct dims'}"
         if nonempty and any(a.shape[i].min == 0 for i in dims_of(a, p)):
             return f"{name} over a dim that is empty at some call"

@@ -15,9 +15,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLANTED = "fuzz.planted:corrupt_large"
 
 
-def run_cmd(state, corpus, n, backend=PLANTED, workers="1"):
+def run_cmd(state, corpus, n, backend=PLANTED, workers="1", extra=("--no-shrink",)):
     return [sys.executable, "-m", "fuzz", "run", "--backend", backend, "--max-cases", str(n), "--seed", "4",
-            "--state", str(state), "--corpus", str(corpus), "--workers", workers]
+            "--state", str(state), "--corpus", str(corpus), "--workers", workers] + list(extra)
 
 
 def env():
@@ -117,3 +117,17 @@ def test_stats_on_a_missing_dir_is_a_clear_error(tmp_path):
     r = subprocess.run([sys.executable, "-m", "fuzz", "stats", str(tmp_path / "nope")], env=env(),
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "not a campaign state dir" in r.stderr
+
+
+def test_new_entries_are_shrunk_in_the_background(tmp_path):
+    state, corpus = tmp_path / "st", fresh_corpus(tmp_path, "corpus")
+    cmd = run_cmd(state, corpus, 25, backend="fuzz.planted:storage_error_on_pad", workers="0",
+                  extra=("--shrink-budget", "60"))
+    r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=900)
+    assert r.returncode == 1, r.stderr[-2000:]
+    entries = [corpus / d for d in os.listdir(corpus) if (corpus / d).is_dir() and not d.startswith(".")]
+    assert entries
+    for e in entries:
+        meta = json.load(open(e / "meta.json"))
+        assert "shrink" in meta and (e / "original_program.json").exists(), open(state / "shrink.log").read()[-2000:]
+        assert len(json.load(open(e / "program.json"))["ops"]) <= len(json.load(open(e / "original_program.json"))["ops"])

@@ -1,0 +1,308 @@
+"""The shrinker: minimal forms of planted bugs, signature pinning, the cache,
+flakiness, corpus entries and the command line."""
+
+import argparse
+import functools
+import json
+from collections import Counter
+
+import pytest
+
+from fuzz.corpus import Corpus
+from fuzz.ir import Program, TensorInput
+from fuzz.runner import run_case
+from fuzz.shrink import ShrinkResult, add_parser, canonical, remove_ops, shrink, shrink_entry
+from fuzz.signature import signature
+from fuzz.typecheck import typecheck
+from fuzz.verdict import Outcome, Stage, Verdict
+
+from helpers import program
+
+REFLECT = "fuzz.planted:wrong_on_odd_reflect"
+COMBINED = "tests.planted_extra:combined"
+
+
+def first_finding(strategy_kw, seed, min_ops, count=60):
+    from fuzz.generate import generate
+    from strategies import programs
+
+    for p in generate(programs(**strategy_kw), seed_=seed, count=count):
+        if len(p.ops) < min_ops:
+            continue
+        v = run_case(p, rerun=False)
+        if v.is_finding:
+            return p, v
+    raise AssertionError("no finding to shrink")
+
+
+def assert_minimal_reflect(r: ShrinkResult):
+    p = r.program
+    assert r.reproduced and not r.flaky and r.verdict.outcome is Outcome.DIVERGENCE
+    assert [c.op for c in p.ops] == ["pad"] and p.ops[0].params["mode"] == "reflect"
+    assert len(p.inputs) == 1
+    x = p.inputs[0]
+    assert x.dtype == "float32" and x.layout == "contiguous" and set(x.marks) <= {"static"}
+    assert len(x.shape) == 2  # a reflect pad of one dim needs rank 2
+    shapes = [p.concrete_shape(x, c) for c in range(p.calls)]
+    assert all(n <= 5 for s in shapes for n in s), shapes
+    assert any(n > 1 and n % 2 for s in shapes for n in s), shapes
+    assert p.settings.dynamic is None and p.seed == 0
+
+
+def test_reflect_finding_shrinks_to_its_minimal_form():
+    # a 6-op, 3-input finding drawn from the pad family (its signature's families are "pad")
+    p, v = first_finding(dict(backend=REFLECT, families=("pad",)), seed=0, min_ops=4)
+    assert len(p.ops) >= 4 and len(p.inputs) >= 2
+    r = shrink(p, signature(v, p).key, time_budget=120)
+    assert_minimal_reflect(r)
+    assert r.signature.key == signature(v, p).key
+    assert r.ops_before == len(p.ops) and r.ops_after == 1 and r.inputs_after == 1 and r.max_rank_after == 2
+    assert r.steps and all(s["pass"] for s in r.steps) and r.evaluations > 0 and r.seconds < 120
+    print(f"\n{r.summary()}")
+
+
+def test_relaxed_families_reach_the_minimal_form_from_a_mixed_program():
+    # a value outcome's signature names the op families, so the pinned key keeps
+    # one op per family; relax_families lets the other families go
+    p, v = first_finding(dict(backend=REFLECT), seed=2, min_ops=4)
+    key = signature(v, p).key
+    assert "families: pad |" not in signature(v, p).text
+    relaxed = shrink(p, key, time_budget=120, relax_families=True)
+    assert_minimal_reflect(relaxed)
+    assert "families: pad |" in relaxed.signature.text
+
+
+# -- signature pinning: one program, two planted bugs ------------------------------
+
+def two_bug_program(s0):
+    x = TensorInput(name="x0", shape=["s0", "s1"], dtype="float16", marks=["dynamic", "static"])
+    y = TensorInput(name="x1", shape=["s1"])
+    ops = [("relu", ["x0"], {}), ("pad", ["v0"], {"mode": "constant", "pad": [1, 2], "value": 0.0}),
+           ("add", ["v0", "x1"], {}), ("sigmoid", ["v2"], {})]
+    p = program(ops, inputs=[x, y], sizes={"s0": s0, "s1": [2, 3]}, backend=COMBINED)
+    p.outputs = ["v1", "v3"]
+    typecheck(p)
+    return p
+
+
+def recording(seen: Counter):
+    def evaluate(p):
+        v = run_case(p, rerun=False)
+        seen[v.outcome] += 1
+        return v
+    return evaluate
+
+
+@pytest.mark.parametrize("relax", [False, True])
+def test_pinned_to_the_storage_error_never_slides_to_the_divergence(relax):
+    p = two_bug_program([3, 12])  # call 0 raises (pad, small), call 1 would diverge (12 > 8)
+    v = run_case(p, rerun=False)
+    assert v.outcome is Outcome.COMPILED_ERROR and v.call == 0
+    seen = Counter()
+    r = shrink(p, signature(v, p).key, evaluate=recording(seen), time_budget=120, relax_families=relax)
+    assert seen[Outcome.DIVERGENCE] > 0  # the other bug was right there
+    assert r.verdict.outcome is Outcome.COMPILED_ERROR and r.signature.key == signature(v, p).key
+    assert [c.op for c in r.program.ops] == ["pad"] and r.inputs_after == 1
+    assert all(n <= 8 for x in r.program.inputs for n in r.program.concrete_shape(x, r.verdict.call))
+
+
+@pytest.mark.parametrize("relax", [False, True])
+def test_pinned_to_the_divergence_never_slides_to_the_storage_error(relax):
+    p = two_bug_program([12, 3])  # call 0 diverges (12 > 8), small sizes would raise
+    v = run_case(p, rerun=False)
+    assert v.outcome is Outcome.DIVERGENCE and v.call == 0
+    seen = Counter()
+    r = shrink(p, signature(v, p).key, evaluate=recording(seen), time_budget=120, relax_families=relax)
+    assert seen[Outcome.COMPILED_ERROR] > 0 or relax  # relaxed, the pad (and the error with it) goes first
+    assert r.verdict.outcome is Outcome.DIVERGENCE
+    assert any(n > 8 for x in r.program.inputs for n in r.program.concrete_shape(x, r.verdict.call))
+    if relax:  # the pad may go; families shrink to a subset
+        assert r.ops_after == 1 and "families: pointwise |" in r.signature.text
+    else:
+        assert r.signature.key == signature(v, p).key and {c.op for c in r.program.ops} >= {"pad"}
+
+
+# -- the machinery, with a pure-Python stand-in for the compiler ------------------
+
+def fake_reflect_bug(p: Program) -> Verdict:
+    """wrong_on_odd_reflect's condition, judged without torch."""
+    typecheck(p)
+    reflect = any(c.op == "pad" and c.params.get("mode") == "reflect" for c in p.ops)
+    for call in range(p.calls):
+        if reflect and any(n > 1 and n % 2 for x in p.inputs for n in p.concrete_shape(x, call)):
+            return Verdict(outcome=Outcome.DIVERGENCE, stage=Stage.COMPARE, call=call, sizes=p.sizes_at(call),
+                           where="output 0")
+    return Verdict(outcome=Outcome.OK)
+
+
+@functools.lru_cache(maxsize=1)
+def _fake_start_json():
+    from fuzz.generate import generate
+    from strategies import programs
+
+    for p in generate(programs(max_ops=6, max_inputs=3, backend=REFLECT), seed_=11, count=300):
+        if len(p.ops) >= 4 and len(p.inputs) >= 2 and fake_reflect_bug(p).is_finding:
+            return p.to_json()
+    raise AssertionError("no start program")
+
+
+def fake_start():
+    return Program.from_json(_fake_start_json())
+
+
+def test_no_program_is_evaluated_twice():
+    p = fake_start()
+    seen = Counter()
+
+    def evaluate(q):
+        seen[canonical(q)] += 1
+        return fake_reflect_bug(q)
+
+    key = signature(fake_reflect_bug(p), p).key
+    r = shrink(p, key, evaluate=evaluate, reruns=0, relax_families=True)
+    assert r.reproduced and r.ops_after == 1 and r.cache_hits > 0
+    dup = [k for k, n in seen.items() if n > 1]
+    assert not dup, f"{len(dup)} programs evaluated more than once"
+    assert r.evaluations == sum(seen.values())
+    # with re-checks, only the result is evaluated again, `reruns` times
+    seen.clear()
+    r = shrink(p, key, evaluate=evaluate, reruns=3, relax_families=True)
+    assert [n for n in seen.values() if n > 1] == [4] and seen[canonical(r.program)] == 4
+    assert r.rechecks == [True, True, True] and not r.flaky
+
+
+def test_stub_shrink_is_minimal_and_strict_keeps_families():
+    p = fake_start()
+    key = signature(fake_reflect_bug(p), p).key
+    r = shrink(p, key, evaluate=fake_reflect_bug, reruns=1, relax_families=False)
+    assert r.signature.key == key
+    fams = signature(fake_reflect_bug(p), p).text.split("families: ")[1].split(" |")[0].split(",")
+    assert r.ops_after == len(fams) and r.inputs_after == 1
+
+
+def test_a_result_that_reproduces_only_sometimes_is_flaky_and_kept_out():
+    p = fake_start()
+    evaluated = Counter()
+
+    def evaluate(q):  # one-op programs reproduce on their first evaluation only
+        evaluated[canonical(q)] += 1
+        v = fake_reflect_bug(q)
+        if len(q.ops) == 1 and evaluated[canonical(q)] > 1:
+            return Verdict(outcome=Outcome.OK)
+        return v
+
+    r = shrink(p, signature(fake_reflect_bug(p), p).key, evaluate=evaluate, reruns=3, relax_families=True)
+    assert r.flaky and r.flaky_program is not None and len(r.flaky_program.ops) == 1
+    assert r.rechecks == [False, False, False]
+    assert r.ops_after >= 2 and r.reproduced and r.verdict.is_finding
+    assert canonical(r.program) != canonical(r.flaky_program)
+    assert r.stats()["flaky"] and "FLAKY" in r.summary()
+
+
+def test_a_program_that_does_not_reproduce_is_left_alone():
+    p = fake_start()
+    r = shrink(p, "000000000000", evaluate=fake_reflect_bug, reruns=2)
+    assert not r.reproduced and r.program is r.original and r.evaluations == 3 and "not reproduced" in r.summary()
+
+
+def test_time_budget_bounds_the_shrinking():
+    p = fake_start()
+    r = shrink(p, signature(fake_reflect_bug(p), p).key, evaluate=fake_reflect_bug, time_budget=0.0, reruns=1)
+    assert r.timed_out and r.reproduced and r.evaluations == 2  # the original, then its one re-check
+
+
+def test_remove_ops_rewires_or_drops_dependents():
+    ops = [("relu", ["x0"], {}), ("pad", ["v0"], {"mode": "constant", "pad": [1, 1], "value": 0.0}),
+           ("sigmoid", ["v1"], {})]
+    p = program(ops)
+    q = remove_ops(p, {1}, 0)
+    assert [c.op for c in q.ops] == ["relu", "sigmoid"] and q.ops[1].args == ["v0"] and q.outputs == ["v2"]
+    typecheck(q)
+    q = remove_ops(p, {1}, None)
+    assert [c.op for c in q.ops] == ["relu"] and q.outputs == ["v0"]
+    q = remove_ops(p, {0, 1, 2}, 0)
+    assert q.ops == [] and q.outputs == ["x0"]
+
+
+# -- corpus entries and the command line -----------------------------------------
+
+CORRUPT_OPS = [("relu", ["x0"], {}), ("pad", ["v0"], {"mode": "constant", "pad": [1, 2], "value": 0.0}),
+               ("sigmoid", ["v1"], {}), ("add", ["v2", "v2"], {})]
+
+
+def test_shrink_entry_rewrites_the_entry(tmp_path):
+    x = TensorInput(name="x0", shape=[2, "s0"], dtype="float64", marks=["static", "dynamic"])
+    p = program([("pad", ["x0"], {"mode": "constant", "pad": [1, 2], "value": 0.0})] + [
+        ("relu", ["v0"], {}), ("sigmoid", ["v1"], {})], inputs=[x], sizes={"s0": [3, 12, 5]},
+        backend="fuzz.planted:storage_error_on_pad")
+    v = run_case(p)
+    sig = signature(v, p)
+    corpus = Corpus(tmp_path / "corpus")
+    entry, new = corpus.record(p, v, sig, env={"test": True})
+    assert new
+    r = shrink_entry(entry, time_budget=120)
+    assert r.reproduced and r.ops_after == 1 and r.signature.key == sig.key
+    e = corpus.load(entry)  # still a valid entry, same key
+    assert e.key == sig.key and canonical(e.program) == canonical(r.program)
+    assert Program.from_json((entry / "original_program.json").read_text()).to_dict() == p.to_dict()
+    assert e.meta["shrink"]["ops_before"] == 3 and e.meta["shrink"]["ops_after"] == 1 and e.meta["hits"] == 1
+    assert "F.pad" in (entry / "repro.py").read_text() and "sigmoid" not in (entry / "repro.py").read_text()
+    assert e.verdict.outcome is Outcome.COMPILED_ERROR
+    # shrinking again keeps the first original
+    r2 = shrink_entry(entry, time_budget=60, reruns=1)
+    assert r2.reproduced and r2.ops_after == 1
+    assert Program.from_json((entry / "original_program.json").read_text()).to_dict() == p.to_dict()
+    assert not [f for f in entry.iterdir() if f.name.endswith(".tmp")]
+    # the command line on an entry (a dry run leaves it as it is)
+    before = (entry / "program.json").read_text()
+    assert cli(["shrink", str(entry), "--dry-run", "--reruns", "1"]) == 0
+    assert (entry / "program.json").read_text() == before
+
+
+def cli(argv):
+    ap = argparse.ArgumentParser(prog="shapefuzz")
+    add_parser(ap.add_subparsers(dest="command", required=True))
+    args = ap.parse_args(argv)
+    return args.fn(args)
+
+
+def test_cli_shrinks_a_case_file(tmp_path, capsys):
+    p = program(CORRUPT_OPS, sizes={"s0": [3, 12, 5]}, backend="eager")
+    case = tmp_path / "case.json"
+    case.write_text(p.to_json())
+    assert cli(["shrink", str(case), "--time-budget", "120", "--backend", "fuzz.planted:corrupt_large",
+                "--json", "--reruns", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["reproduced"] and out["ops_before"] == 4 and out["ops_after"] <= 3
+    shrunk = Program.from_json((tmp_path / "case.shrunk.json").read_text())
+    assert shrunk.settings.backend == "fuzz.planted:corrupt_large" and len(shrunk.ops) == out["ops_after"]
+    assert max(v for vals in shrunk.sizes.values() for v in vals) == 9  # the smallest size over THRESHOLD
+    # a case that is not a finding: exit 2
+    assert cli(["shrink", str(case), "--backend", "eager"]) == 2
+
+
+def test_optional_hypothesis_stage_starts_from_what_the_strategies_can_draw():
+    p = fake_start()
+    key = signature(fake_reflect_bug(p), p).key
+    r = shrink(p, key, evaluate=fake_reflect_bug, reruns=1, relax_families=True, hypothesis_examples=60)
+    h = r.hypothesis
+    assert h["examples"] == 60 and h["evaluations"] > 0
+    if h["accepted"]:
+        assert r.steps[0]["pass"] == "hypothesis"
+    assert r.reproduced and r.ops_after == 1 and r.inputs_after == 1
+
+
+def test_a_crash_is_shrunk_in_the_sandbox(tmp_path):
+    # fuzz.faults:segfault kills its process on any input dim > 4: only a worker can judge it
+    from fuzz.shrink import pool_evaluator
+    from fuzz.workers import WorkerPool
+
+    ops = [("relu", ["x0"], {}), ("sigmoid", ["v0"], {})]
+    p = program(ops, sizes={"s0": [6]}, backend="fuzz.faults:segfault")
+    with WorkerPool(workers=1, timeout=120, rerun=False, recycle_after=None) as pool:
+        evaluate = pool_evaluator(pool)
+        v = evaluate(p)
+        assert v.outcome is Outcome.CRASH
+        r = shrink(p, signature(v, p).key, evaluate=evaluate, reruns=1, time_budget=240)
+    assert r.reproduced and r.verdict.outcome is Outcome.CRASH and r.signature.key == signature(v, p).key
+    assert r.ops_after == 1 and r.program.calls == 1 and r.program.sizes == {"s0": [5]}
