@@ -25,6 +25,7 @@ class CampaignConfig:
     seed: int = 0
     max_cases: int | None = 20
     time_limit: float | None = None  # seconds, over all sessions of this state dir
+    max_findings: int | None = None  # stop once this many findings (new or known) are logged
     max_ops: int = 6
     modes: tuple | None = None  # torch.compile modes to sample (None: by device)
     options_menu: str = "auto"  # Inductor flags to sample: auto (by device), cuda, cpu, none
@@ -152,6 +153,8 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
     def cases():
         for i, p in enumerate(generate(strategy, seed_=cfg.seed, count=cfg.max_cases)):
             if cfg.time_limit is not None and state.elapsed > cfg.time_limit:
+                return
+            if cfg.max_findings is not None and len(state.finding_cases) >= cfg.max_findings:
                 return
             if i in state.done:
                 continue

@@ -105,7 +105,7 @@ def cmd_run(args) -> int:
     if workers is None:
         workers = len(devices) * args.workers_per_gpu if devices else 1
     cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, max_cases=args.max_cases,
-                         time_limit=args.time, max_ops=args.max_ops,
+                         time_limit=args.time, max_findings=args.max_findings, max_ops=args.max_ops,
                          modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
                          state_dir=args.state or _default_state_dir(args), corpus_dir=args.corpus,
                          workers=workers, devices=devices, workers_per_gpu=args.workers_per_gpu, timeout=args.timeout,
@@ -182,6 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-cases", type=int, default=None, help="stop after this many cases (default: 20 "
                    "unless --time is given)")
     r.add_argument("--time", type=parse_duration, default=None, help="stop after this long, e.g. 30m, 8h")
+    r.add_argument("--max-findings", type=int, default=None,
+                   help="stop once this many findings (new or known) are logged, e.g. 1 in CI")
     r.add_argument("--max-ops", type=int, default=6)
     r.add_argument("--modes", nargs="+", default=None, type=lambda m: None if m == "default" else m,
                    help="torch.compile modes to sample, e.g. default max-autotune reduce-overhead "

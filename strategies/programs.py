@@ -63,8 +63,9 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
         env = {x.name: input_info(proto, x) for x in inputs}
         order = [x.name for x in inputs]
         calls_, guarded, used = [], set(), set()
-        while len(calls_) < max_ops and (len(calls_) < min_ops or d(st.sampled_from(_MORE))):
-            call = _draw_op(d, env, order, menu, out=f"v{len(calls_)}")
+        while len(calls_) < max_ops:
+            # One span per op, its continue-coin included: the shrinker deletes an op whole.
+            call = d(_op_or_stop(env, order, menu, f"v{len(calls_)}", n_inputs, must=len(calls_) < min_ops))
             if call is None:
                 break
             spec = OPS[call.op]
@@ -81,31 +82,62 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
         settings = RunSettings(backend=backend, device=device, dynamic=d(st.sampled_from(dynamic_flags)),
                                mode=d(st.sampled_from(modes)),
                                options=d(compile_options(options_menu)) if backend == "inductor" else {})
-        used_syms = {dim for x in inputs for dim in x.shape if isinstance(dim, str)}
-        # unused symbols go, but one stays: its list length is the schedule's
-        sizes = {k: v for i, (k, v) in enumerate(sizes.items()) if k in used_syms or (i == 0 and not used_syms)}
+        # Used symbols are renamed s0, s1, ... in order of first use, so a
+        # repro's first dynamic dim reads s0 whichever symbol was drawn; unused
+        # ones go, but one stays: its list length is the schedule's.
+        used = list(dict.fromkeys(dim for x in inputs for dim in x.shape if isinstance(dim, str))) or [next(iter(sizes))]
+        rename = {old: f"s{i}" for i, old in enumerate(used)}
+        for x in inputs:
+            x.shape = [rename.get(dim, dim) for dim in x.shape]
+        sizes = {rename[k]: sizes[k] for k in used}
         return Program(sizes=sizes, inputs=inputs, ops=calls_, outputs=outputs, settings=settings,
                        seed=d(st.integers(0, 2**16)))
 
     return draw()
 
 
-def _draw_op(d, env, order, menu, out):
+def _draw_ref(d, order, n_inputs, ok=lambda name: True):
+    """An operand: a computed value counted back from the latest (the simple
+    case: a chain), or an input by its own index. Both indices are drawn every
+    time, so deleting an op while shrinking leaves the other ops' references
+    pointing where they did. None if nothing in `order` is `ok`."""
+    inputs, values = order[:n_inputs], order[n_inputs:][::-1]
+    from_input = d(st.booleans())
+    at_value = d(st.integers(0, max(len(values) - 1, 0)))
+    at_input = d(st.integers(0, n_inputs - 1))
+    first, second = (inputs[at_input:] + inputs[:at_input], values[at_value:] + values[:at_value])
+    for name in (first + second if from_input or not values else second + first):
+        if ok(name):
+            return name
+    return None
+
+
+def _draw_usable(d, items, ok):
+    """An item of the fixed list `items`, walking on (cyclically) to the next
+    `ok` one: indices mean the same whatever is usable here, so the choice
+    survives shrinking elsewhere in the program."""
+    at = d(st.integers(0, len(items) - 1))
+    return next((x for x in items[at:] + items[:at] if ok(x)), None)
+
+
+@st.composite
+def _op_or_stop(d, env, order, menu, out, n_inputs, must):
+    more = d(st.sampled_from(_MORE))  # drawn even when `must`, so every op's span has one shape
+    return _draw_op(d, env, order, menu, out, n_inputs) if more or must else None
+
+
+def _draw_op(d, env, order, menu, out, n_inputs):
     values = [env[n] for n in order]
-    # The first operand: 0 is the latest value, so chains are the simple case.
-    back = d(st.integers(0, len(order) - 1))
-    a_name = order[-1 - back]
+    a_name = _draw_ref(d, order, n_inputs)
     a = env[a_name]
     usable = {f: [o for o in specs if o.applicable(a, values)] for f, specs in menu.items()}
-    usable = {f: v for f, v in usable.items() if v}
-    if not usable:
+    fam = _draw_usable(d, list(menu), lambda f: bool(usable[f]))
+    if fam is None:
         return None
-    fam = d(st.sampled_from(list(usable)))
-    spec = d(st.sampled_from(usable[fam]))
+    spec = _draw_usable(d, menu[fam], lambda o: o in usable[fam])
     names = [a_name]
     if spec.arity == 2:
-        partners = [n for n in reversed(order) if spec.pair(a, env[n])]
-        names.append(d(st.sampled_from(partners)))
+        names.append(_draw_ref(d, order, n_inputs, ok=lambda n: spec.pair(a, env[n])))
     args = [env[n] for n in names]
     params = d(spec.params(args))
     reason = spec.check(args, params)

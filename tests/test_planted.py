@@ -1,10 +1,13 @@
 """The oracle with planted bugs: a wrong backend is caught, a correct one never
 flagged (DESIGN: 'a deliberately wrong backend must be caught')."""
 
+import json
+
 import pytest
 
 from fuzz.campaign import CampaignConfig, run_campaign
 from fuzz.ir import RunSettings
+from fuzz.progress import Progress
 from fuzz.runner import run_case
 from fuzz.verdict import Outcome
 
@@ -57,22 +60,31 @@ def test_asserted_dynamism_that_the_program_specialises_is_rejected_not_a_bug():
     assert v.outcome is Outcome.REJECTED and v.rule == "constraint-violation" and not v.is_finding
 
 
+def _campaign(tmp_path, backend, seed, **kw):
+    cfg = CampaignConfig(backend=backend, seed=seed, state_dir=str(tmp_path / "state"),
+                         corpus_dir=str(tmp_path / "corpus"), workers=0, shrink=False, **kw)
+    res = run_campaign(cfg, progress=Progress(live=False))
+    findings = [json.loads(line) for line in open(tmp_path / "state" / "findings.jsonl")] \
+        if (tmp_path / "state" / "findings.jsonl").exists() else []
+    return res.summary, findings
+
+
 @pytest.mark.parametrize("backend,expected", [
     ("fuzz.planted:corrupt_large", Outcome.DIVERGENCE),
     ("fuzz.planted:storage_error_on_pad", Outcome.COMPILED_ERROR),
     ("fuzz.planted:mutate_input", Outcome.INPUT_MUTATION),
 ])
-def test_campaign_finds_each_planted_bug(backend, expected):
-    res = run_campaign(CampaignConfig(backend=backend, max_cases=300, seed=3), stop_after_findings=1,
-                       log=lambda s: None)
-    assert res.findings, f"no finding in {res.cases} cases"
-    assert res.findings[0][1].outcome is expected
-    print(f"{backend}: first finding after {res.cases} cases")
+def test_campaign_finds_each_planted_bug(tmp_path, backend, expected):
+    summary, findings = _campaign(tmp_path, backend, seed=3, max_cases=300, max_findings=1)
+    assert findings, f"no finding in {summary['cases']} cases"
+    assert findings[0]["outcome"] == expected.value
+    assert summary["cases"] < 300  # stopped at the first finding
+    print(f"{backend}: first finding after {summary['cases']} cases")
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
-def test_correct_backends_give_no_findings_over_300_cases(backend):
-    res = run_campaign(CampaignConfig(backend=backend, max_cases=300, seed=7), log=lambda s: None)
-    assert res.cases == 300
-    assert not res.findings, [v.summary() for _, v in res.findings[:3]]
-    assert res.outcomes.get("invalid", 0) <= 9  # >= 97% valid
+def test_correct_backends_give_no_findings_over_300_cases(tmp_path, backend):
+    summary, findings = _campaign(tmp_path, backend, seed=7, max_cases=300)
+    assert summary["cases"] == 300
+    assert not findings, [f["text"] for f in findings[:3]]
+    assert summary["outcomes"].get("invalid", 0) <= 9  # >= 97% valid
