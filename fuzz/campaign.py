@@ -13,9 +13,12 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 
 from .generate import generate
-from .sanitizer import sanitize_entry, wants_sanitizer
+from .sanitizer import wants_sanitizer
 from .state import CampaignState
 from .verdict import Verdict
+
+
+SANITIZER_TIMEOUT = 600.0  # seconds for one compute-sanitizer re-run of a repro
 
 
 @dataclass
@@ -71,53 +74,59 @@ class CampaignResult:
     interrupted: bool = False
 
 
-class BackgroundShrinker:
-    """Shrinks new corpus entries one at a time in a child process
-    (`shapefuzz shrink ENTRY`), so the campaign goes on meanwhile."""
+class BackgroundJobs:
+    """Follow-up work on new corpus entries (`shapefuzz sanitize`, `shapefuzz
+    shrink`), one child process at a time in arrival order, so the campaign
+    loop never waits on it. Each job is bounded by its own timeout."""
 
-    def __init__(self, budget: float, log_path: str):
-        self.budget, self.log_path = budget, log_path
-        self.queue: deque = deque()
+    def __init__(self, log_path: str):
+        self.log_path = log_path
+        self.queue: deque = deque()  # (argv, timeout)
         self.proc = None
+        self.deadline = 0.0
         self.finished = 0
 
-    def add(self, entry: str) -> None:
-        self.queue.append(entry)
+    def add(self, args: list, timeout: float) -> None:
+        self.queue.append(([sys.executable, "-m", "fuzz", *args], timeout))
         self.poll()
 
     def poll(self) -> None:
+        if self.proc is not None and self.proc.poll() is None and time.monotonic() > self.deadline:
+            self._kill_current()
         if self.proc is not None and self.proc.poll() is not None:
             self.proc, self.finished = None, self.finished + 1
         if self.proc is None and self.queue:
-            entry = self.queue.popleft()
+            argv, timeout = self.queue.popleft()
             with open(self.log_path, "a") as log:
-                log.write(f"--- shrink {entry}\n")
+                log.write(f"--- {' '.join(argv[3:])}\n")
                 log.flush()
-                self.proc = subprocess.Popen(
-                    [sys.executable, "-m", "fuzz", "shrink", entry, "--time-budget", str(self.budget)],
-                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.deadline = time.monotonic() + timeout
 
     @property
     def pending(self) -> int:
         return len(self.queue) + (self.proc is not None)
 
     def finish(self, note) -> None:
-        """Wait for the running and queued shrinks (each bounded by its budget)."""
+        """Wait for the running and queued jobs (each bounded by its timeout)."""
         while self.pending:
-            note(f"shrinking {self.pending} new entr{'y' if self.pending == 1 else 'ies'} "
-                 f"(up to {self.budget:.0f} s each; log {self.log_path})")
+            note(f"finishing {self.pending} follow-up job{'s' * (self.pending > 1)} on new entries "
+                 f"(shrink, sanitizer; log {self.log_path})")
             if self.proc is not None:
                 try:
-                    self.proc.wait(timeout=self.budget * 2 + 120)
+                    self.proc.wait(timeout=max(self.deadline - time.monotonic(), 0) + 5)
                 except subprocess.TimeoutExpired:
-                    self.kill()
+                    self._kill_current()
             self.poll()
 
-    def kill(self) -> None:
-        self.queue.clear()
+    def _kill_current(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+
+    def kill(self) -> None:
+        self.queue.clear()
+        self._kill_current()
         self.proc = None
 
 
@@ -172,7 +181,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
         results = _in_process(cases())
     last_save = 0.0
     restarts_before = state.restarts.copy()
-    shrinker = BackgroundShrinker(cfg.shrink_budget, os.path.join(cfg.state_dir, "shrink.log")) if cfg.shrink else None
+    jobs = BackgroundJobs(os.path.join(cfg.state_dir, "followup.log"))
     try:
         with progress:
             for i, vd, info in results:
@@ -187,10 +196,13 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
                         entry = str(path)
                         if is_new:
                             result.new_entries.append(entry)
+                            # sanitizer first: it runs the entry's repro as found, before shrinking rewrites it
                             if cfg.sanitize and cfg.on_cuda() and wants_sanitizer(v.message):
-                                sanitize_entry(entry)
-                            if shrinker is not None:
-                                shrinker.add(entry)
+                                jobs.add(["sanitize", entry, "--timeout", str(SANITIZER_TIMEOUT)],
+                                         SANITIZER_TIMEOUT + 30)
+                            if cfg.shrink:
+                                jobs.add(["shrink", entry, "--time-budget", str(cfg.shrink_budget)],
+                                         cfg.shrink_budget * 2 + 120)
                     known_as = (rule.url or f"known-issues rule {rule.index}") if rule else None
                     if state.record_finding(i, v.outcome.value, sig.key, sig.text, known_as, entry, is_new) and (
                             is_new or rule):
@@ -203,16 +215,13 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
                     state.save()
                     last_save = time.monotonic()
                 progress.update(state.summary())
-                if shrinker is not None:
-                    shrinker.poll()
+                jobs.poll()
         if pool is not None:
             pool.close()
-        if shrinker is not None:
-            shrinker.finish(progress.note)
+        jobs.finish(progress.note)
     except KeyboardInterrupt:
         result.interrupted = True
-        if shrinker is not None:
-            shrinker.kill()
+        jobs.kill()
     finally:
         if pool is not None:
             pool.close()

@@ -109,7 +109,7 @@ def cmd_run(args) -> int:
                          modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
                          state_dir=args.state or _default_state_dir(args), corpus_dir=args.corpus,
                          workers=workers, devices=devices, workers_per_gpu=args.workers_per_gpu, timeout=args.timeout,
-                         known_issues=args.known_issues, shrink=args.shrink, shrink_budget=args.shrink_budget)
+                         known_issues=args.known_issues, shrink=args.shrink, sanitize=args.sanitize, shrink_budget=args.shrink_budget)
     limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
     limit += f" time={cfg.time_limit:.0f}s" if cfg.time_limit else ""
     print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed} {limit.strip()} "
@@ -138,6 +138,21 @@ def cmd_stats(args) -> int:
         print(f"shapefuzz: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     print_summary(summary, as_json=args.json)
+    return EXIT_OK
+
+
+def cmd_sanitize(args) -> int:
+    from .sanitizer import sanitize_entry
+
+    if not os.path.isfile(os.path.join(args.entry, "repro.py")):
+        print(f"shapefuzz: {args.entry} is not a corpus entry (no repro.py)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    text = sanitize_entry(args.entry, timeout=args.timeout)
+    if text is None:
+        print("shapefuzz: compute-sanitizer is not installed (looked on PATH and in /usr/local/cuda/bin)",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(text)
     return EXIT_OK
 
 
@@ -201,9 +216,17 @@ def build_parser() -> argparse.ArgumentParser:
                    "else corpus/known_issues.json)")
     r.add_argument("--no-shrink", dest="shrink", action="store_false",
                    help="do not shrink new corpus entries in the background")
+    r.add_argument("--no-sanitize", dest="sanitize", action="store_false",
+                   help="CUDA: do not re-run memory-error findings under compute-sanitizer")
     r.add_argument("--shrink-budget", type=parse_duration, default=300.0, help="per new entry (default 300s)")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.set_defaults(fn=cmd_run)
+
+    z = sub.add_parser("sanitize", help="re-run a corpus entry's repro under compute-sanitizer (CUDA); "
+                       "writes ENTRY/sanitizer.txt")
+    z.add_argument("entry")
+    z.add_argument("--timeout", type=parse_duration, default=600.0)
+    z.set_defaults(fn=cmd_sanitize)
 
     t = sub.add_parser("stats", help="summary of a campaign state dir")
     t.add_argument("state_dir")

@@ -129,5 +129,23 @@ def test_new_entries_are_shrunk_in_the_background(tmp_path):
     assert entries
     for e in entries:
         meta = json.load(open(e / "meta.json"))
-        assert "shrink" in meta and (e / "original_program.json").exists(), open(state / "shrink.log").read()[-2000:]
+        assert "shrink" in meta and (e / "original_program.json").exists(), open(state / "followup.log").read()[-2000:]
         assert len(json.load(open(e / "program.json"))["ops"]) <= len(json.load(open(e / "original_program.json"))["ops"])
+
+
+def test_followup_jobs_run_in_order_and_are_bounded(tmp_path, monkeypatch):
+    from fuzz.campaign import BackgroundJobs
+
+    monkeypatch.setenv("PYTHONPATH", ROOT)
+    log = tmp_path / "followup.log"
+    jobs = BackgroundJobs(str(log))
+    jobs.add(["sanitize", str(tmp_path)], timeout=120)  # fails fast: not an entry
+    # a campaign that would run for an hour, cut by the job's own timeout
+    jobs.add(["run", "--backend", "eager", "--time", "1h", "--workers", "0", "--no-shrink",
+              "--state", str(tmp_path / "st"), "--corpus", str(tmp_path / "c")], timeout=3)
+    assert jobs.pending == 2
+    start = time.monotonic()
+    jobs.finish(lambda s: None)
+    assert jobs.pending == 0 and jobs.finished == 2 and time.monotonic() - start < 60
+    text = log.read_text()
+    assert text.index("--- sanitize") < text.index("--- run") and "not a corpus entry" in text
