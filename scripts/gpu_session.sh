@@ -7,7 +7,8 @@
 #   4. `shapefuzz replay` of the resulting corpus.
 # Logs go to OUTDIR; the corpus and state to runs/gpu/ (and a tarball in OUTDIR).
 #   bash scripts/gpu_session.sh OUTDIR [CAMPAIGN_SECONDS]
-# Knobs (env): K workers (8), SEED (11), BENCH_CASES (6), BENCH_SECS (150), SHRINK_SECS (90).
+# Knobs (env): K workers (8), SEED (11), BENCH_CASES (6), BENCH_SECS (150), DRAIN_SECS (100),
+# SHRINK_SECS (90), REPLAY_SECS (120).
 set -u
 OUTDIR=${1:?usage: gpu_session.sh OUTDIR [CAMPAIGN_SECONDS]}
 SECS=${2:-1200}
@@ -30,7 +31,7 @@ stamp "bench exit $?"
 C=runs/gpu/corpus
 mkdir -p $C && cp corpus/known_issues.json $C/
 stamp "campaign: ${SECS}s, $K workers on GPU 0, seed $SEED"
-timeout -s INT $((SECS + 100)) $PY -m fuzz run --backend inductor --device cuda --time "${SECS}s" --seed "$SEED" \
+timeout -s INT $((SECS + ${DRAIN_SECS:-100})) $PY -m fuzz run --backend inductor --device cuda --time "${SECS}s" --seed "$SEED" \
     --state runs/gpu/state --corpus $C --workers-per-gpu "$K" --timeout 90 --no-shrink --no-sanitize > "$OUTDIR/campaign.log" 2>&1
 stamp "campaign exit $?"
 $PY -m fuzz stats runs/gpu/state --json > "$OUTDIR/stats.json" 2>&1
@@ -41,7 +42,7 @@ echo "$entries" | grep . | xargs -r -P "$K" -I{} sh -c \
     "timeout $SHRINK_SECS $PY -m fuzz shrink {} --time-budget $((SHRINK_SECS - 15)) > {}/shrink.out 2>&1"
 for e in $entries; do timeout 60 $PY -m fuzz report "$e" --write > /dev/null 2>&1; done
 stamp "replay"
-timeout 120 $PY -m fuzz replay $C -j "$K" --timeout 100 > "$OUTDIR/replay.log" 2>&1
+timeout "${REPLAY_SECS:-120}" $PY -m fuzz replay $C -j "$K" --timeout 100 > "$OUTDIR/replay.log" 2>&1
 stamp "replay exit $?"
 tar czf "$OUTDIR/gpu_runs.tgz" runs/gpu 2>/dev/null
 stamp "done"
