@@ -19,6 +19,7 @@ from .verdict import Verdict
 
 
 SANITIZER_TIMEOUT = 600.0  # seconds for one compute-sanitizer re-run of a repro
+TRIAGE_TIMEOUT = 1200.0  # seconds for one entry's whole ablation (about 15 variants, a compile each)
 
 
 @dataclass
@@ -42,6 +43,7 @@ class CampaignConfig:
     known_issues: str | None = None  # default: <corpus_dir>/known_issues.json
     shrink: bool = True  # shrink each new corpus entry in a background process
     shrink_budget: float = 300.0  # seconds per entry
+    triage: bool = True  # ablate each new entry (after its shrink) in a background process
 
     def identity(self) -> dict:
         """What must match to resume a state dir (not limits or resources)."""
@@ -203,6 +205,8 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
                             if cfg.shrink:
                                 jobs.add(["shrink", entry, "--time-budget", str(cfg.shrink_budget)],
                                          cfg.shrink_budget * 2 + 120)
+                            if cfg.triage:  # after the shrink: the ablation is of the minimal program
+                                jobs.add(["triage", entry], TRIAGE_TIMEOUT)
                     known_as = (rule.url or f"known-issues rule {rule.index}") if rule else None
                     if state.record_finding(i, v.outcome.value, sig.key, sig.text, known_as, entry, is_new) and (
                             is_new or rule):

@@ -109,7 +109,7 @@ def cmd_run(args) -> int:
                          modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
                          state_dir=args.state or _default_state_dir(args), corpus_dir=args.corpus,
                          workers=workers, devices=devices, workers_per_gpu=args.workers_per_gpu, timeout=args.timeout,
-                         known_issues=args.known_issues, shrink=args.shrink, sanitize=args.sanitize, shrink_budget=args.shrink_budget)
+                         known_issues=args.known_issues, shrink=args.shrink, triage=args.triage, sanitize=args.sanitize, shrink_budget=args.shrink_budget)
     limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
     limit += f" time={cfg.time_limit:.0f}s" if cfg.time_limit else ""
     print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed} {limit.strip()} "
@@ -216,6 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "else corpus/known_issues.json)")
     r.add_argument("--no-shrink", dest="shrink", action="store_false",
                    help="do not shrink new corpus entries in the background")
+    r.add_argument("--no-triage", dest="triage", action="store_false",
+                   help="do not ablate new corpus entries (backends, static shapes, flags) in the background")
     r.add_argument("--no-sanitize", dest="sanitize", action="store_false",
                    help="CUDA: do not re-run memory-error findings under compute-sanitizer")
     r.add_argument("--shrink-budget", type=parse_duration, default=300.0, help="per new entry (default 300s)")

@@ -39,7 +39,7 @@ from contextlib import suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .signature import signature
+from .signature import in_bucket, signature
 from .verdict import Outcome, Stage, Verdict
 
 STILL_FAILING, FIXED, CHANGED, ERROR = "still-failing", "fixed", "changed", "error"
@@ -240,9 +240,14 @@ def same_bug(entry, v: Verdict) -> tuple[bool, str]:
     """Whether verdict `v` of the entry's program is the entry's bug, and a
     note when that was decided by outcome rather than signature: the same
     signature (computed against the entry's program); for a recorded hang,
-    another hang; for a recorded crash, a crash by the same signal."""
-    if v.is_finding and signature(v, entry.program).key == entry.key:
-        return True, ""
+    another hang; for a recorded crash, a crash by the same signal. A shrunk
+    value finding may have fewer op families than its key (see in_bucket)."""
+    if v.is_finding:
+        sig = signature(v, entry.program)
+        if sig.key == entry.key:
+            return True, ""
+        if in_bucket(sig.text, entry.signature.text):
+            return True, "same bucket with a subset of the op families (shrunk)"
     recorded = entry.verdict.outcome
     if recorded is Outcome.HANG and v.outcome is Outcome.HANG:
         return True, "hangs again (hangs are compared by outcome only)"

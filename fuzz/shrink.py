@@ -60,7 +60,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -68,7 +67,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .ir import MARKS, Program, ProgramError, TensorInput
-from .signature import Signature, signature
+from .signature import Signature, in_bucket, signature
 from .verdict import Outcome, Verdict
 
 Evaluate = Callable[[Program], Verdict]
@@ -76,7 +75,6 @@ Evaluate = Callable[[Program], Verdict]
 DEFAULT_RERUNS = 3
 _MARK_COST = {"static": 0, "maybe_dynamic": 1, "dynamic": 2, "unbacked": 3}
 _MODE_COST = {"constant": 0, "replicate": 1, "reflect": 2, "circular": 3}
-_FAMILIES_RE = re.compile(r"\| families: ([^|]*?) \|")
 
 
 class _OutOfTime(Exception):
@@ -419,14 +417,7 @@ class _Shrinker:
         sig = signature(v, p)
         if sig.key == self.key:
             return True
-        if not self.relax or self.target_text is None:
-            return False
-        m, t = _FAMILIES_RE.search(sig.text), _FAMILIES_RE.search(self.target_text)
-        if not m or not t:
-            return False
-        fams, target = set(m.group(1).split(",")), set(t.group(1).split(","))
-        same_rest = _FAMILIES_RE.sub("|", sig.text) == _FAMILIES_RE.sub("|", self.target_text)
-        return same_rest and fams <= target and bool(fams - {"-"})
+        return self.target_text is not None and in_bucket(sig.text, self.target_text, self.relax)
 
     def reproduces(self, p: Program) -> tuple[bool, Verdict | None]:
         """Cached: typecheck, then evaluate once."""

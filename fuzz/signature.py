@@ -195,6 +195,24 @@ def _families(program) -> str:
     return ",".join(sorted(fams)) or "-"
 
 
+_FAMILIES_RE = re.compile(r"\| families: ([^|]*?) \|")
+
+
+def in_bucket(text: str, target_text: str, relax_families: bool = True) -> bool:
+    """Whether signature `text` falls in the bucket `target_text`: equal, or
+    (value outcomes, `relax_families`) equal but for a non-empty subset of the
+    target's op families. The shrinker accepts such programs, so a shrunk
+    entry's program may carry fewer families than its key was made from."""
+    if text == target_text:
+        return True
+    m, t = _FAMILIES_RE.search(text), _FAMILIES_RE.search(target_text)
+    if not relax_families or not m or not t:
+        return False
+    fams, target = set(m.group(1).split(",")), set(t.group(1).split(","))
+    same_rest = _FAMILIES_RE.sub("|", text) == _FAMILIES_RE.sub("|", target_text)
+    return same_rest and fams <= target and bool(fams - {"-"})
+
+
 def signature(verdict: Verdict, program=None) -> Signature:
     """The bucket of `verdict`. `program` is needed for value outcomes (its op
     families are part of the bucket); without it they read "*"."""

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .ir import Program
-from .signature import signature
+from .signature import in_bucket, signature
 from .verdict import Outcome, Verdict
 
 VERSION = 1
@@ -205,8 +205,8 @@ def isolated_evaluate(timeout: float = 300.0) -> Iterator[Evaluate]:
 
 
 class _Runner:
-    def __init__(self, original: Program, key: str, evaluate: Evaluate):
-        self.original, self.key, self.evaluate = original, key, evaluate
+    def __init__(self, original: Program, key: str, evaluate: Evaluate, text: str = ""):
+        self.original, self.key, self.evaluate, self.text = original, key, evaluate, text
 
     def run(self, axis: str, variant: str, p: Program, changes: dict, note_if_reproduces: str = "",
             note_if_passes: str = "") -> AblationRow:
@@ -220,9 +220,11 @@ class _Runner:
             return row
         row.seconds = time.perf_counter() - start
         row.outcome = v.outcome.value
-        row.signature = signature(v, self.original).key
+        sig = signature(v, self.original)
+        row.signature = sig.key
         row.summary = v.summary()
-        row.reproduces = row.signature == self.key and v.is_finding
+        # a shrunk value finding may carry a subset of its key's op families
+        row.reproduces = v.is_finding and (sig.key == self.key or bool(self.text) and in_bucket(sig.text, self.text))
         if row.reproduces:
             row.status, row.note = REPRODUCES, note_if_reproduces
         elif v.outcome is Outcome.OK:
@@ -255,11 +257,13 @@ def _cuda_available() -> bool:
         return False
 
 
-def ablate(program: Program, signature_key: str, *, evaluate: Evaluate | None = None) -> list[AblationRow]:
+def ablate(program: Program, signature_key: str, *, evaluate: Evaluate | None = None,
+           signature_text: str = "") -> list[AblationRow]:
     """Rerun `program` with variations; one row per variant, in a fixed order:
-    baseline, backend, shapes, device, mode, inductor-config(-set)."""
+    baseline, backend, shapes, device, mode, inductor-config(-set).
+    `signature_text` (the entry's) lets a shrunk program match its bucket."""
     evaluate = evaluate or default_evaluate
-    r = _Runner(program, signature_key, evaluate)
+    r = _Runner(program, signature_key, evaluate, signature_text)
     s = program.settings
     rows = [r.run("baseline", f"as found: {_settings_text(program)}", program, {},
                   note_if_passes="does not reproduce as found: flaky or fixed?")]
@@ -400,6 +404,7 @@ def ablation_document(rows: list[AblationRow], program: Program, signature_key: 
         "version": VERSION,
         "signature": {"key": signature_key, "text": signature_text},
         "settings": asdict(program.settings),
+        "program": program.to_dict(),  # what was ablated (the entry's program may be shrunk later)
         "torch": torch_version,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "rows": [r.to_dict() for r in rows],
@@ -453,9 +458,9 @@ def triage_entry(entry_dir, *, evaluate: Evaluate | None = None, isolate: bool |
         isolate = evaluate is None and entry.verdict.outcome in (Outcome.CRASH, Outcome.HANG)
     if isolate and evaluate is None:
         with isolated_evaluate(timeout) as ev:
-            rows = ablate(entry.program, entry.key, evaluate=ev)
+            rows = ablate(entry.program, entry.key, evaluate=ev, signature_text=entry.signature.text)
     else:
-        rows = ablate(entry.program, entry.key, evaluate=evaluate)
+        rows = ablate(entry.program, entry.key, evaluate=evaluate, signature_text=entry.signature.text)
     doc = ablation_document(rows, entry.program, entry.key, entry.signature.text)
     write_atomic(Path(entry_dir) / "ablation.json", json.dumps(doc, indent=2, sort_keys=True) + "\n")
     return doc

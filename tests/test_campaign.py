@@ -15,7 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLANTED = "fuzz.planted:corrupt_large"
 
 
-def run_cmd(state, corpus, n, backend=PLANTED, workers="1", extra=("--no-shrink",)):
+def run_cmd(state, corpus, n, backend=PLANTED, workers="1", extra=("--no-shrink", "--no-triage")):
     return [sys.executable, "-m", "fuzz", "run", "--backend", backend, "--max-cases", str(n), "--seed", "4",
             "--state", str(state), "--corpus", str(corpus), "--workers", workers] + list(extra)
 
@@ -119,7 +119,7 @@ def test_stats_on_a_missing_dir_is_a_clear_error(tmp_path):
     assert r.returncode == 2 and "not a campaign state dir" in r.stderr
 
 
-def test_new_entries_are_shrunk_in_the_background(tmp_path):
+def test_new_entries_are_shrunk_and_triaged_in_the_background(tmp_path):
     state, corpus = tmp_path / "st", fresh_corpus(tmp_path, "corpus")
     cmd = run_cmd(state, corpus, 25, backend="fuzz.planted:storage_error_on_pad", workers="0",
                   extra=("--shrink-budget", "60"))
@@ -131,6 +131,8 @@ def test_new_entries_are_shrunk_in_the_background(tmp_path):
         meta = json.load(open(e / "meta.json"))
         assert "shrink" in meta and (e / "original_program.json").exists(), open(state / "followup.log").read()[-2000:]
         assert len(json.load(open(e / "program.json"))["ops"]) <= len(json.load(open(e / "original_program.json"))["ops"])
+        ablation = json.load(open(e / "ablation.json"))  # of the shrunk program: triage runs after the shrink
+        assert ablation["program"] == json.load(open(e / "program.json")), open(state / "followup.log").read()[-2000:]
 
 
 def test_followup_jobs_run_in_order_and_are_bounded(tmp_path, monkeypatch):

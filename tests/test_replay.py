@@ -12,7 +12,7 @@ from fuzz.codegen import repro_source
 from fuzz.corpus import Corpus
 from fuzz.ir import Program
 from fuzz.replay import (CHANGED, ERROR, FIXED, STILL_FAILING, add_parser, add_report_parser,
-                         add_triage_parser, exit_status, replay)
+                         add_triage_parser, exit_status, replay, same_bug)
 from fuzz.runner import run_case
 from fuzz.signature import signature
 
@@ -211,3 +211,24 @@ def test_pytest_plugin_without_the_option_adds_nothing(pytester):
     bad = pytester.runpytest("-p", "fuzz.pytest_plugin", "--shapefuzz-corpus", "/no/such/dir", "-p",
                              "no:cacheprovider")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_shrunk_entry_with_fewer_op_families_is_still_the_same_bug(tmp_path):
+    """The shrinker may drop a whole op family from a value finding; the entry
+    keeps its key, and replay must still call it the same bug. A program that
+    gained a family it never had is another bucket."""
+    c = Corpus(tmp_path)
+    d = record(c, PAD_RELU)  # key made from families pad,pointwise
+
+    def judged(ops):
+        prog = program(ops, marks=["dynamic"], sizes={"s0": [3, 5, 12]}, backend=CORRUPT)
+        (d / "program.json").write_text(json.dumps(prog.to_dict()))
+        entry = c.load(d)
+        v = run_case(entry.program)
+        assert v.is_finding, v.summary()
+        return same_bug(entry, v)
+
+    same, note = judged(RELU)
+    assert same and "subset of the op families" in note
+    assert judged(PAD_RELU) == (True, "")
+    assert judged(RELU + [("sum", ["v0"], {"dim": 0, "keepdim": False})])[0] is False
