@@ -75,6 +75,7 @@ class CampaignState:
 
     @staticmethod
     def open(state_dir: str, config: dict) -> "CampaignState":
+        config = json.loads(json.dumps(config))  # compare as stored: tuples read back as lists
         os.makedirs(state_dir, exist_ok=True)
         cfg_path = os.path.join(state_dir, "config.json")
         if os.path.exists(cfg_path):

@@ -151,3 +151,17 @@ def test_followup_jobs_run_in_order_and_are_bounded(tmp_path, monkeypatch):
     assert jobs.pending == 0 and jobs.finished == 2 and time.monotonic() - start < 60
     text = log.read_text()
     assert text.index("--- sanitize") < text.index("--- run") and "not a corpus entry" in text
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_same_flags_reopen_the_state_dir(tmp_path, device):
+    """The CUDA config holds tuples (mode and flag menus); it must compare
+    equal to itself once stored as JSON, or no CUDA campaign could resume."""
+    from fuzz.campaign import CampaignConfig
+    from fuzz.state import CampaignState, StateError
+
+    cfg = CampaignConfig(device=device, state_dir=str(tmp_path / "st"))
+    CampaignState.open(cfg.state_dir, cfg.identity())
+    CampaignState.open(cfg.state_dir, CampaignConfig(device=device, state_dir=cfg.state_dir).identity())
+    with pytest.raises(StateError, match="seed"):
+        CampaignState.open(cfg.state_dir, CampaignConfig(device=device, seed=1, state_dir=cfg.state_dir).identity())
