@@ -69,6 +69,7 @@ from typing import Callable, Iterator
 from .ir import MARKS, Program, ProgramError, TensorInput
 from .signature import Signature, in_bucket, signature
 from .verdict import Outcome, Verdict
+from .workers import needs_isolation
 
 Evaluate = Callable[[Program], Verdict]
 
@@ -849,7 +850,7 @@ def shrink_entry(entry_dir, *, evaluate: Evaluate | None = None, time_budget: fl
     pool = None
     if evaluate is None:
         if sandbox is None:
-            sandbox = entry.verdict.outcome in (Outcome.CRASH, Outcome.HANG)
+            sandbox = needs_isolation(entry.verdict)
         if sandbox:
             from .workers import WorkerPool
 

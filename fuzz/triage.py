@@ -41,6 +41,7 @@ from typing import Callable, Iterator
 from .ir import Program
 from .signature import in_bucket, signature
 from .verdict import Outcome, Verdict
+from .workers import needs_isolation
 
 VERSION = 1
 BACKENDS = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
@@ -455,7 +456,7 @@ def triage_entry(entry_dir, *, evaluate: Evaluate | None = None, isolate: bool |
 
     entry = Corpus(Path(entry_dir).parent).load(entry_dir)
     if isolate is None:
-        isolate = evaluate is None and entry.verdict.outcome in (Outcome.CRASH, Outcome.HANG)
+        isolate = evaluate is None and needs_isolation(entry.verdict)
     if isolate and evaluate is None:
         with isolated_evaluate(timeout) as ev:
             rows = ablate(entry.program, entry.key, evaluate=ev, signature_text=entry.signature.text)

@@ -56,6 +56,14 @@ class WorkerStartError(RuntimeError):
     """Workers keep failing to start (broken environment): the pool cannot run."""
 
 
+def needs_isolation(verdict) -> bool:
+    """Whether re-running a finding must happen in a sandboxed worker: it
+    crashed or hung (it would take the caller down), or it left the process
+    untrustworthy (a CUDA error poisons the context for every later run)."""
+    d = verdict if isinstance(verdict, dict) else verdict.to_dict()
+    return d.get("outcome") in ("crash", "hang") or replace_cause(d) is not None
+
+
 def replace_cause(verdict: dict) -> str | None:
     """The restart cause a verdict calls for ("cuda", "memory"), or None."""
     text = f"{verdict.get('exc_type', '')}: {verdict.get('message', '')}"

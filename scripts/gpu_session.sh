@@ -6,6 +6,7 @@
 #   campaign  `shapefuzz run` on CUDA, every compile mode and the CUDA flag
 #             menu, until CAMPAIGN_SECS in total over all phases (resumes);
 #             this call stops after STOP_SECS (SIGINT: a clean stop)
+#   scaling   short fresh campaigns with SCALE_KS workers (cases/s per K)
 #   followup  each corpus entry: compute-sanitizer re-run (memory errors),
 #             shrink, triage (ablation), report --write; then replay
 # The corpus and state live in runs/gpu/; each phase ends by packing them
@@ -51,6 +52,16 @@ for phase in "$@"; do
         --timeout 90 --no-shrink --no-triage --no-sanitize >> "$OUTDIR/campaign.log" 2>&1
     stamp "campaign exit $?"
     $PY -m fuzz stats $S --json > "$OUTDIR/stats.json" 2>&1;;
+  scaling)
+    for k in ${SCALE_KS:-1 16}; do
+      stamp "scaling: ${SCALE_SECS:-90}s campaign with $k workers"
+      rm -rf runs/gpu/scale-$k
+      timeout -s INT -k 60 $((${SCALE_SECS:-90} + 60)) $PY -m fuzz run --backend inductor --device cuda \
+          --time "${SCALE_SECS:-90}s" --seed "$SEED" --state runs/gpu/scale-$k/state --corpus runs/gpu/scale-$k/corpus \
+          --workers-per-gpu "$k" --timeout 90 --no-shrink --no-triage --no-sanitize > "$OUTDIR/scale-$k.log" 2>&1
+      $PY -m fuzz stats runs/gpu/scale-$k/state --json > "$OUTDIR/scale-$k.json" 2>&1
+      stamp "scaling $k: $(grep -o '"cases_per_second[^,]*' "$OUTDIR/scale-$k.json")"
+    done;;
   followup)
     n=$(entries | grep -c .)
     stamp "followup: $n entries, $K at once"
@@ -71,7 +82,7 @@ for phase in "$@"; do
     stamp "replay exit $?";;
   *) stamp "unknown phase $phase"; exit 2;;
   esac
-  tar czf "$OUTDIR/gpu_runs.tgz" --exclude=runs/gpu/state/workers runs/gpu 2>/dev/null
+  tar czf "$OUTDIR/gpu_runs.tgz" --exclude=workers runs/gpu 2>/dev/null
   stamp "packed $(du -h "$OUTDIR/gpu_runs.tgz" | cut -f1) into gpu_runs.tgz"
 done
 stamp "done"

@@ -239,3 +239,17 @@ def test_faulthandler_frames():
     frames, rest = faulthandler_frames(dump)
     assert frames == ["/r/fuzz/workers.py:90:_worker_main", "torch/f.py:3:inner"]
     assert rest == ["Fatal Python error: Segmentation fault", "printed by the backend"]
+
+
+def test_findings_that_poison_the_process_are_rerun_isolated():
+    from fuzz.verdict import Outcome, Verdict
+    from fuzz.workers import needs_isolation
+
+    cuda = Verdict(outcome=Outcome.COMPILED_ERROR, exc_type="torch.AcceleratorError",
+                   message="CUDA error: an illegal memory access was encountered")
+    assert needs_isolation(cuda) and needs_isolation(cuda.to_dict())
+    assert needs_isolation(Verdict(outcome=Outcome.CRASH, exc_type="SIGSEGV"))
+    assert needs_isolation(Verdict(outcome=Outcome.HANG))
+    assert not needs_isolation(Verdict(outcome=Outcome.COMPILED_ERROR, exc_type="ZeroDivisionError",
+                                       message="division by zero"))
+    assert not needs_isolation(Verdict(outcome=Outcome.DIVERGENCE))
