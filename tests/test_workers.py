@@ -253,3 +253,21 @@ def test_findings_that_poison_the_process_are_rerun_isolated():
     assert not needs_isolation(Verdict(outcome=Outcome.COMPILED_ERROR, exc_type="ZeroDivisionError",
                                        message="division by zero"))
     assert not needs_isolation(Verdict(outcome=Outcome.DIVERGENCE))
+
+
+def test_cuda_error_finding_is_not_rerun_in_the_poisoned_process(monkeypatch):
+    """After a CUDA error nothing more can run in the process (on a GPU the
+    rerun's inputs cannot even be made), so run_case keeps the first verdict;
+    any other finding is rerun once to rule out flakiness."""
+    import fuzz.runner as runner
+    from helpers import program
+
+    calls = []
+    real = runner._run_once
+    monkeypatch.setattr(runner, "_run_once", lambda p, strides: calls.append(p) or real(p, strides))
+    v = runner.run_case(program([("relu", ["x0"], {})], backend="fuzz.faults:cuda_error"))
+    assert v.outcome.value == "compiled-only-error" and "illegal memory access" in v.message
+    assert len(calls) == 1
+    v = runner.run_case(program([("relu", ["x0"], {})], backend="fuzz.planted:corrupt_large",
+                                sizes={"s0": [3, 5, 12]}, marks=["dynamic"]))
+    assert v.is_finding and len(calls) == 3
