@@ -1,0 +1,64 @@
+"""A planted torch_xla fault is caught in generated step programs and shrunk
+with its signature pinned; a correct run is never 'shrunk' into a finding."""
+
+import pytest
+
+pytest.importorskip("torch_xla")
+
+from fuzz.generate import generate  # noqa: E402
+from fuzz.signature import signature  # noqa: E402
+from fuzz.xla.backend import run_step_program  # noqa: E402
+from fuzz.xla.shrink import n_steps, shrink_steps  # noqa: E402
+from fuzz.xla.steps import check  # noqa: E402
+from strategies.steps import step_programs  # noqa: E402
+from xla_programs import seed_program  # noqa: E402
+
+
+def planted(fault):
+    return lambda p: run_step_program(p, fault=fault)
+
+
+@pytest.mark.parametrize("fault", ["cached-result", "stale-after-sync"])
+def test_planted_fault_found_in_a_generated_program_shrinks(fault):
+    evaluate = planted(fault)
+    found = next(p for p in generate(step_programs(), seed_=21, count=60)
+                 if n_steps(p) >= 6 and evaluate(p).is_finding)
+    res = shrink_steps(found, evaluate, time_budget=240)
+    check(res.program)
+    assert res.steps_after < res.steps_before, res.accepted
+    again = evaluate(res.program)
+    assert again.is_finding and signature(again).key == res.key
+    assert run_step_program(res.program).outcome.value == "ok"  # the fault, not torch_xla, is the bug
+
+
+def test_a_program_that_passes_is_not_a_finding_to_shrink():
+    with pytest.raises(ValueError, match="not a finding"):
+        shrink_steps(seed_program(), run_step_program)
+
+
+def test_shrink_command_line(tmp_path):
+    import subprocess
+    import sys
+
+    evaluate = planted("stale-after-sync")
+    found = next(p for p in generate(step_programs(), seed_=21, count=60) if evaluate(p).is_finding)
+    src, out = tmp_path / "p.json", tmp_path / "small.json"
+    src.write_text(found.to_json())
+    r = subprocess.run([sys.executable, "-m", "fuzz.xla.shrink", str(src), "-o", str(out), "--fault",
+                        "stale-after-sync"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "steps" in r.stderr and out.exists()
+    bad = subprocess.run([sys.executable, "-m", "fuzz.xla.shrink", str(tmp_path / "missing.json")],
+                         capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and "shrink:" in bad.stderr
+
+
+def test_campaign_smoke_on_xla_cpu():
+    """A short time-bounded campaign: progress, outcomes, cache-hit share."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "fuzz.xla.bench", "--count", "40", "--time", "120", "--seed", "3"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "cases/s" in r.stdout and "cases with a cache hit" in r.stdout and "eager accepted" in r.stdout
