@@ -10,10 +10,11 @@ import sys
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT = 0, 1, 2
 
 
-def _load_case(path: str):
-    """A Program from a case file (a program, or {"program": ..., "verdict": ...})."""
-    from .ir import Program, ProgramError
-    from .typecheck import typecheck
+def _load_case(path: str, steps_ok: bool = False):
+    """A Program from a case file (a program, or {"program": ..., "verdict": ...});
+    with steps_ok, a torch_xla StepProgram too."""
+    from .ir import ProgramError
+    from .programs import is_step_program, load_program
 
     try:
         with open(path) as f:
@@ -26,9 +27,26 @@ def _load_case(path: str):
         raise ProgramError(f"{path} is not valid JSON: {e}") from None
     if isinstance(d, dict) and "program" in d and "schema" not in d:
         d = d["program"]
-    p = Program.from_dict(d)
-    typecheck(p)
-    return p
+    if is_step_program(d) and not steps_ok:
+        raise ProgramError(f"{path} is a torch_xla step program: this command takes a compiled-function program")
+    return load_program(d)
+
+
+def _check_steps(p, args) -> int:
+    from .verdict import Outcome
+    from .xla.backend import known_issue, run_step_program
+
+    v = run_step_program(p)
+    if args.json:
+        print(json.dumps(v.to_dict(), indent=1))
+    else:
+        print(f"{args.case}: {v.summary()}")
+        label = known_issue(v)
+        print(f"  torch_xla step program: {sum(len(b.steps) for b in p.blocks)} steps, "
+              f"compiles={v.numbers.get('compiles')} seconds={v.seconds:.2f}" + (f"; known: {label}" if label else ""))
+    if v.outcome is Outcome.INVALID:
+        return EXIT_BAD_INPUT
+    return EXIT_BUG if v.is_finding else EXIT_OK
 
 
 def _override(p, args):
@@ -44,7 +62,10 @@ def cmd_check(args) -> int:
     from .runner import run_case
     from .verdict import Outcome
 
-    p = _override(_load_case(args.case), args)
+    p = _load_case(args.case, steps_ok=True)
+    if hasattr(p, "blocks"):
+        return _check_steps(p, args)
+    p = _override(p, args)
     try:
         resolve(p.settings.backend)
     except BackendError as e:

@@ -5,7 +5,7 @@
                  signature.json  key + human-readable bucket text
                  env.json        torch / triton / torch_xla / CUDA / GPU / Python / OS
                  meta.json       first_seen, last_seen (UTC ISO), hits
-                 repro.py        standalone script (imports only torch)
+                 repro.py        standalone script (imports only torch; torch_xla for XLA entries)
 
 Several workers and campaigns may write one corpus at once, so every write is
 atomic: files go to a temp file in the same directory, are fsynced, then
@@ -31,8 +31,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
-from .codegen import repro_source
 from .ir import Program, ProgramError
+from .programs import load_program, repro_source
 from .signature import Signature
 from .verdict import Verdict
 
@@ -53,7 +53,7 @@ class CorpusError(Exception):
 class Entry:
     path: Path
     signature: Signature
-    program: Program
+    program: Program  # or a torch_xla StepProgram (fuzz/programs.py)
     verdict: Verdict
     env: dict
     meta: dict
@@ -265,9 +265,7 @@ class Corpus:
                 raise CorpusError(d, f"{name}: must be a JSON object")
         sig = _load_signature(d, data["signature.json"])
         try:
-            program = Program.from_dict(data["program.json"])
-            from .typecheck import typecheck  # lazy: pulls in the op database
-            typecheck(program)
+            program = load_program(data["program.json"])
         except ProgramError as e:
             raise CorpusError(d, f"program.json: {e}") from None
         try:

@@ -46,6 +46,7 @@ STILL_FAILING, FIXED, CHANGED, ERROR = "still-failing", "fixed", "changed", "err
 STATUSES = (STILL_FAILING, FIXED, CHANGED, ERROR)
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
 FAIL_LINE = "FAIL: compiled and eager disagree"
+FAIL_LINES = (FAIL_LINE, "FAIL: XLA and eager disagree")  # repro.py of a compiled program, of a torch_xla one
 OK_LINE = "OK: compiled and eager agree"
 _TAIL = 20
 _ROOT = Path(__file__).resolve().parent.parent  # holds the fuzz package
@@ -218,7 +219,7 @@ def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known) 
         if rule is not None and rule.status == "open":
             row.reason = f"known issue still marked open: {row.known}"
         return
-    elif rc == 1 and FAIL_LINE in out:
+    elif rc == 1 and any(line in out for line in FAIL_LINES):
         pass
     elif rc < 0 and recorded is Outcome.CRASH:
         pass
@@ -399,10 +400,21 @@ def print_ablation(doc: dict, file=None) -> None:
     console.print_json(json.dumps(doc["summary"]))
 
 
+def _is_step_entry(entry) -> bool:
+    try:
+        return "blocks" in json.loads((Path(entry) / "program.json").read_text())
+    except (OSError, ValueError, TypeError):
+        return False  # triage reports what is wrong with it
+
+
 def cmd_triage(args) -> int:
     from .corpus import CorpusError
     from .triage import triage_entry
 
+    if _is_step_entry(args.entry):
+        print(f"shapefuzz: {args.entry} is a torch_xla step-program entry; triage ablates torch.compile programs "
+              "(backends, static shapes, Inductor flags) and has no torch_xla variants yet", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         doc = triage_entry(args.entry, isolate=args.isolate, timeout=args.timeout)
     except CorpusError as e:

@@ -190,6 +190,11 @@ _ASYNC_CUDA = re.compile(r"CUDA error|Triton Error \[CUDA\]|CUDA_ERROR|cudaError
 def _families(program) -> str:
     if program is None:
         return "*"
+    if hasattr(program, "blocks"):  # a torch_xla StepProgram: its op kinds (creations, syncs, reads are in all)
+        from .xla.steps import OPS as STEP_OPS
+
+        kinds = {STEP_OPS[s.op].kind if s.op in STEP_OPS else f"?{s.op}" for _, s in program.steps()}
+        return ",".join(sorted(kinds - {"create", "sync", "observe"})) or "-"
     from .opdb import OPS  # lazy: opdb pulls in hypothesis
     fams = {OPS[c.op].family if c.op in OPS else f"?{c.op}" for c in program.ops}
     return ",".join(sorted(fams)) or "-"
@@ -221,7 +226,7 @@ def signature(verdict: Verdict, program=None) -> Signature:
         where = re.sub(r"[\s\d]+.*$", "", verdict.where.strip()) or "-"
         device = "-"
         if program is not None:
-            device = program.settings.device.split(":")[0]
+            device = "xla" if hasattr(program, "blocks") else program.settings.device.split(":")[0]
         text = f"{outcome} | {where} | families: {_families(program)} | device: {device}"
         return Signature.of_text(text)
     exc = verdict.exc_type.rsplit(".", 1)[-1] if verdict.exc_type else "-"

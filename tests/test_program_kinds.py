@@ -1,0 +1,90 @@
+"""Both program kinds (torch.compile programs, torch_xla step programs) go
+through one corpus, signature and command line; without torch_xla, the XLA
+parts fail with clear errors, never a traceback."""
+
+import importlib.util
+import json
+
+import pytest
+
+from fuzz.corpus import Corpus
+from fuzz.ir import ProgramError
+from fuzz.programs import is_step_program, load_program
+from fuzz.signature import signature
+from fuzz.verdict import Outcome, Stage, Verdict
+from fuzz.xla.steps import Block, Step, StepProgram
+from helpers import program as make_program
+from test_cli import shapefuzz
+
+NO_XLA = importlib.util.find_spec("torch_xla") is None
+
+
+def program():
+    return make_program([("relu", ["x0"], {})])
+
+
+def steps_program(inplace: bool = True) -> StepProgram:
+    op = Step("add_", ["t0", "t1"]) if inplace else Step("add", ["t0", "t1"], out="t2")
+    return StepProgram(blocks=[Block(steps=[
+        Step("tensor", params={"data": [1, 2]}, out="t0"), Step("tensor", params={"data": [3, 4]}, out="t1"),
+        Step("sync"), op, Step("sync"), Step("observe", ["t0"])])])
+
+
+def divergence() -> Verdict:
+    return Verdict(outcome=Outcome.DIVERGENCE, stage=Stage.COMPARE, where="observation 0 t0",
+                   message="values mismatch", numbers={"observation": 0, "mismatched": 2, "numel": 2})
+
+
+def test_load_program_tells_the_kinds_apart():
+    p, q = steps_program(), program()
+    assert is_step_program(p.to_dict()) and is_step_program(p)
+    assert not is_step_program(q.to_dict()) and not is_step_program(q)
+    assert isinstance(load_program(p.to_dict()), StepProgram)
+    assert load_program(q.to_dict()).to_dict() == q.to_dict()
+    with pytest.raises(ProgramError):
+        load_program({"blocks": "no"})
+    with pytest.raises(ProgramError):
+        load_program([1, 2])
+
+
+def test_step_signature_names_xla_and_the_op_kinds():
+    a = signature(divergence(), steps_program(inplace=True))
+    b = signature(divergence(), steps_program(inplace=False))
+    assert "device: xla" in a.text and "families: inplace " in a.text
+    assert "families: pointwise " in b.text and a.key != b.key
+    # a compiled program's divergence never shares an XLA bucket
+    assert signature(divergence(), program()).key != a.key
+
+
+def test_corpus_round_trips_a_step_entry(tmp_path):
+    p, v = steps_program(), divergence()
+    path, new = Corpus(tmp_path).record(p, v, signature(v, p))
+    assert new
+    e = Corpus(tmp_path).load(path)
+    assert isinstance(e.program, StepProgram) and e.program.to_dict() == p.to_dict()
+    repro = (path / "repro.py").read_text()
+    assert "import torch_xla" in repro and "t0.add_(t1)" in repro
+    (path / "program.json").write_text(json.dumps({"blocks": [{"steps": [{"op": "nope"}]}], "schema": 1}))
+    c = Corpus(tmp_path)
+    assert list(c.entries()) == [] and len(c.errors) == 1 and "program.json" in str(c.errors[0])
+
+
+@pytest.mark.skipif(not NO_XLA, reason="checks the error shown when torch_xla is missing")
+def test_run_xla_without_torch_xla_says_how_to_set_it_up(tmp_path):
+    r = shapefuzz("run", "--backend", "xla", "--max-cases", "1", "--state", str(tmp_path / "s"),
+                  "--corpus", str(tmp_path / "c"))
+    assert r.returncode == 2 and "setup-xla.sh" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_triage_of_a_step_entry_is_refused_clearly(tmp_path):
+    p, v = steps_program(), divergence()
+    path, _ = Corpus(tmp_path).record(p, v, signature(v, p))
+    r = shapefuzz("triage", str(path))
+    assert r.returncode == 2 and "torch_xla step-program entry" in r.stderr
+
+
+def test_check_refuses_a_step_case_in_commands_for_compiled_programs(tmp_path):
+    case = tmp_path / "steps.json"
+    case.write_text(steps_program().to_json())
+    r = shapefuzz("repro", str(case))
+    assert r.returncode == 2 and "step program" in r.stderr
