@@ -51,7 +51,11 @@ class CampaignConfig:
                 "modes": list(self.resolved_modes()), "options": self.resolved_options()}
 
     def on_cuda(self) -> bool:
-        return self.device.startswith("cuda")
+        return self.device.startswith("cuda") and not self.on_xla()
+
+    def on_xla(self) -> bool:
+        """torch_xla step programs (fuzz/xla/), on the PJRT device PJRT_DEVICE names (default CPU)."""
+        return self.backend == "xla"
 
     def resolved_modes(self) -> tuple:
         from strategies.settings import MODES_CUDA
@@ -132,8 +136,17 @@ class BackgroundJobs:
         self.proc = None
 
 
-def _in_process(cases):
+def _in_process(cases, kind: str = "compiled"):
     from .ir import Program
+
+    if kind == "steps":
+        from .xla.worker import evaluate, prepare
+
+        prepare()
+        for i, p in cases:
+            vd, _, extra = evaluate(p if isinstance(p, dict) else p.to_dict())
+            yield i, vd, {"wall": vd.get("seconds"), "restart": None, **extra}
+        return
     from .runner import run_case
 
     for i, p in cases:
@@ -155,6 +168,11 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
         (c for c in (os.path.join(cfg.corpus_dir, "known_issues.json"), os.path.join("corpus", "known_issues.json"))
          if os.path.exists(c)), "")
     known = KnownIssues.load(known_path) if os.path.exists(known_path) else None
+    kind = "steps" if cfg.on_xla() else "compiled"
+    if strategy is None and kind == "steps":
+        from strategies.steps import step_programs
+
+        strategy = step_programs()
     strategy = strategy or programs(backend=cfg.backend, device=cfg.device, max_ops=cfg.max_ops,
                                     modes=cfg.resolved_modes(), options_menu=cfg.resolved_options())
     progress = progress or Progress()
@@ -177,10 +195,11 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
         from .workers import WorkerPool
 
         pool = WorkerPool(workers=cfg.workers, devices=cfg.devices, workers_per_gpu=cfg.workers_per_gpu,
-                          timeout=cfg.timeout, workdir=os.path.join(cfg.state_dir, "workers"))
+                          timeout=cfg.timeout, workdir=os.path.join(cfg.state_dir, "workers"), kind=kind,
+                          env={"PJRT_DEVICE": os.environ.get("PJRT_DEVICE", "CPU")} if kind == "steps" else None)
         results = pool.run(cases())
     else:
-        results = _in_process(cases())
+        results = _in_process(cases(), kind)
     last_save = 0.0
     restarts_before = state.restarts.copy()
     jobs = BackgroundJobs(os.path.join(cfg.state_dir, "followup.log"))
@@ -188,6 +207,10 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
         with progress:
             for i, vd, info in results:
                 p = programs_by_case.pop(i)
+                if info.get("program"):  # the standalone form of a history-dependent finding
+                    from .programs import load_program
+
+                    p = load_program(info["program"])
                 v = Verdict.from_dict(vd)
                 if v.is_finding:
                     sig = signature(v, p)
@@ -205,7 +228,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
                             if cfg.shrink:
                                 jobs.add(["shrink", entry, "--time-budget", str(cfg.shrink_budget)],
                                          cfg.shrink_budget * 2 + 120)
-                            if cfg.triage:  # after the shrink: the ablation is of the minimal program
+                            if cfg.triage and kind == "compiled":  # after the shrink: of the minimal program
                                 jobs.add(["triage", entry], TRIAGE_TIMEOUT)
                     known_as = (rule.url or f"known-issues rule {rule.index}") if rule else None
                     if state.record_finding(i, v.outcome.value, sig.key, sig.text, known_as, entry, is_new) and (

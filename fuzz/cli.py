@@ -116,11 +116,24 @@ def cmd_run(args) -> int:
     from .progress import print_summary
     from .state import StateError
 
-    try:
-        resolve(args.backend)
-    except BackendError as e:
-        print(f"shapefuzz: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    if args.backend == "xla":  # torch_xla step programs, not a torch.compile backend
+        import importlib.util
+
+        if importlib.util.find_spec("torch_xla") is None:
+            print("shapefuzz: --backend xla needs torch_xla, which this Python does not have; set it up with "
+                  "`bash scripts/setup-xla.sh` and run `.venv-xla/bin/python -m fuzz run --backend xla ...` "
+                  "(docs/xla.md)", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        if args.device != "cpu":
+            print("shapefuzz: --backend xla runs on the PJRT device PJRT_DEVICE names (default CPU); "
+                  "leave --device at cpu", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    else:
+        try:
+            resolve(args.backend)
+        except BackendError as e:
+            print(f"shapefuzz: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     devices = _cuda_devices(args)
     workers = args.workers
     if workers is None:
@@ -212,7 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="a fuzz campaign: generate, judge in sandboxed workers, save findings",
                        description="Resumable: run the same command again after a crash or Ctrl-C.")
-    r.add_argument("--backend", default="inductor")
+    r.add_argument("--backend", default="inductor", help="a torch.compile backend (inductor, aot_eager, openxla, "
+                   "...), or xla: torch_xla step programs (in-place ops, views, syncs; needs torch_xla, docs/xla.md)")
     r.add_argument("--device", default="cpu")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--max-cases", type=int, default=None, help="stop after this many cases (default: 20 "

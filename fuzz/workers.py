@@ -75,7 +75,7 @@ def replace_cause(verdict: dict) -> str | None:
 
 # -- the worker process -------------------------------------------------------
 
-def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: bool) -> None:
+def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: bool, kind: str = "compiled") -> None:
     # Own process group: terminal Ctrl-C reaches only the parent, and the
     # parent kills the worker together with any compiler subprocesses.
     with contextlib.suppress(OSError):
@@ -92,9 +92,14 @@ def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: boo
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the parent asks for stacks of a hang
     _watch_parent()
 
-    from .runner import prepare_process
+    if kind == "steps":  # torch_xla step programs (fuzz/xla/worker.py)
+        from .xla.worker import evaluate as evaluate_steps, prepare
 
-    prepare_process()
+        prepare()
+    else:
+        from .runner import prepare_process
+
+        prepare_process()
     conn.send(("ready", os.getpid()))
     while True:
         try:
@@ -105,8 +110,11 @@ def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: boo
             break
         token, program = msg
         start = time.perf_counter()
-        verdict, error = _evaluate(program, rerun, check_strides)
-        conn.send(("result", token, verdict, time.perf_counter() - start, error))
+        if kind == "steps":
+            verdict, error, extra = evaluate_steps(program)
+        else:
+            (verdict, error), extra = _evaluate(program, rerun, check_strides), {}
+        conn.send(("result", token, verdict, time.perf_counter() - start, error, extra))
         sys.stdout.flush()
         sys.stderr.flush()
 
@@ -210,14 +218,21 @@ class WorkerPool:
 
     info: worker (slot), pid, device, wall (seconds the worker spent on the
     case; None when it died or hung), elapsed (seconds since dispatch),
-    error ("program", "harness" or None) and restart (the cause if the worker
-    was replaced after this case, else None).
+    error ("program", "harness" or None), restart (the cause if the worker
+    was replaced after this case, else None) and, for step programs, program
+    (the standalone program that reproduced a history-dependent finding).
+
+    kind: "compiled" (fuzz.ir.Program, judged by fuzz.runner.run_case) or
+    "steps" (torch_xla step programs, judged by fuzz.xla.worker.evaluate).
     """
 
     def __init__(self, workers: int | None = None, devices: Iterable[int] | None = None, workers_per_gpu: int = 1,
                  timeout: float = 300.0, recycle_after: int | None = 200, workdir: str | None = None, *,
                  rerun: bool = True, check_strides: bool = False, start_timeout: float = 180.0,
-                 threads: int | None = None, env: dict | None = None):
+                 threads: int | None = None, env: dict | None = None, kind: str = "compiled"):
+        if kind not in ("compiled", "steps"):
+            raise ValueError(f"unknown program kind {kind!r}: use compiled or steps")
+        self.kind = kind
         self.devices = list(devices) if devices is not None else None
         if workers is None:
             workers = len(self.devices) * workers_per_gpu if self.devices else max(1, (os.cpu_count() or 2) // 2)
@@ -259,11 +274,11 @@ class WorkerPool:
     # -- public API -------------------------------------------------------
 
     def submit(self, case_id, program, timeout: float | None = None) -> None:
-        """Queue a case: program is a Program or its dict. timeout overrides the
+        """Queue a case: program is a Program (StepProgram for kind "steps") or its dict. timeout overrides the
         pool's per-case limit (seconds)."""
         if self._closed:
             raise RuntimeError("the pool is closed")
-        if isinstance(program, Program):
+        if not isinstance(program, dict):  # a Program or StepProgram
             program = program.to_dict()
         self._pending.append((case_id, program, self.timeout if timeout is None else timeout))
         self._dispatch()
@@ -370,7 +385,7 @@ class WorkerPool:
         open(log_path, "w").close()  # the previous worker's tail has been read by now
         parent_conn, child_conn = self._ctx.Pipe()
         proc = self._ctx.Process(target=_worker_main, name=f"shapefuzz-worker-{slot}",
-                                 args=(child_conn, env, log_path, self._rerun, self._check_strides))
+                                 args=(child_conn, env, log_path, self._rerun, self._check_strides, self.kind))
         with _environ(env):
             proc.start()
         child_conn.close()
@@ -466,16 +481,19 @@ class WorkerPool:
             return False
         return True
 
-    def _on_result(self, w: _Worker, token: int, verdict: dict, wall: float, error: str | None) -> None:
+    def _on_result(self, w: _Worker, token: int, verdict: dict, wall: float, error: str | None,
+                   extra: dict | None = None) -> None:
         job = w.job
         if job is None or token != job.token:
             return  # stale: cannot happen with one case in flight per worker
         w.job = None
         w.cases += 1
-        cause = replace_cause(verdict)
+        extra = extra or {}
+        cause = replace_cause(verdict) or extra.get("restart")
         if cause is None and self.recycle_after and w.cases >= self.recycle_after:
             cause = "recycle"
-        self._complete(w, job, verdict, wall=wall, error=error, restart=cause)
+        more = {"program": extra["program"]} if extra.get("program") else {}
+        self._complete(w, job, verdict, wall=wall, error=error, restart=cause, **more)
         if cause:
             self._replace(w, cause, graceful=cause == "recycle")
 
