@@ -19,6 +19,7 @@ is a custom `module:attr` backend, which the repro must import by name.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import subprocess
 import sys
@@ -516,6 +517,8 @@ def render_report(entry) -> str:
 
     entry = _load_entry(entry)
     p, v = entry.program, entry.verdict
+    if hasattr(p, "blocks"):  # a torch_xla step program
+        return _render_steps(entry)
     doc = load_ablation(entry.path)
     summary = doc.get("summary") if doc else None
     title = report_title(p, v, summary)
@@ -556,6 +559,82 @@ def _render_xla(title, description, repro, observed, log, doc, env_text, env_not
         parts += [env_note, ""]
     parts += [_fence(env_text), "", "## Additional context", ""]
     parts += [ablation_table(doc), ""] if doc else ["None.", ""]
+    return "\n".join(parts)
+
+
+_STEP_KIND_PHRASE = {"inplace": "in-place ops", "setitem": "slice assignment", "view": "views",
+                     "pointwise": "out-of-place ops", "donate": "explicit buffer donation"}
+
+
+def _steps_title(p, v: Verdict) -> str:
+    kinds = [_STEP_KIND_PHRASE[k] for k in _STEP_KIND_PHRASE if any(
+        _step_kind(s.op) == k for _, s in p.steps())]
+    what = ", ".join(kinds[:3]) or "ops"
+    syncs = sum(_step_kind(s.op) == "sync" for _, s in p.steps())
+    return scrub(f"[torch_xla] {what} and {syncs} sync point{'s' * (syncs != 1)}: "
+                 f"XLA {_symptom(v)} where eager on CPU does not")
+
+
+def _step_kind(op: str) -> str:
+    from .xla.steps import OPS
+
+    return OPS[op].kind if op in OPS else ""
+
+
+def _steps_description(p, v: Verdict) -> str:
+    n = sum(len(b.steps) for b in p.blocks)
+    loops = [b for b in p.blocks if b.repeat > 1]
+    text = (f"A straight-line program of {n} lazy-tensor steps on the XLA device (dtype {p.dtype}), cut into graphs "
+            "by `torch_xla.sync()` / `xm.mark_step()`")
+    if loops:
+        text += f", {len(loops)} block{'s' * (len(loops) > 1)} of it repeated so that cached executables are reused"
+        if any(b.sizes for b in loops):
+            text += " (with sizes changing between repetitions)"
+    text += ", gives a different result on XLA than the same program run eagerly on CPU. "
+    if v.outcome is Outcome.COMPILED_ERROR:
+        text += f"XLA {_symptom(v)}; eager runs it to the end."
+    else:
+        text += (f"The first disagreement is at {v.where or 'an observation'}; the script prints every observed "
+                 "value with the expected (eager) one.")
+    env = p.settings.env()
+    if env:
+        text += " It needs " + ", ".join(f"`{k}={val}`" for k, val in sorted(env.items())) + " (set by the script)."
+    if p.settings.donor_config:
+        text += " It enables the buffer-donor config (`_xla_set_enable_alias_with_buffer_donor_config(True)`)."
+    nums = v.numbers or {}
+    counts = {k: nums[k] for k in ("compiles", "cached_compiles", "executes") if k in nums}
+    if counts:
+        text += " torch_xla metrics for the XLA run: " + ", ".join(f"{k} {val}" for k, val in counts.items()) + "."
+    return scrub(text)
+
+
+def _render_steps(entry) -> str:
+    """The PyTorch/XLA issue layout for a step-program entry."""
+    p, v = entry.program, entry.verdict
+    env_text, env_note = environment_text(entry.env)
+    repro = _repro_text(entry).replace("Repro: torch.compile vs eager over a size schedule",
+                                       "Repro: a torch_xla lazy-tensor sequence vs eager on CPU")
+    nums = v.numbers or {}
+    parts = [f"# {_steps_title(p, v)}", "", "## 🐛 Bug", "", _steps_description(p, v), "", "## To Reproduce", "",
+             "Run the script below with `PJRT_DEVICE=CPU` (it exits 1 while the bug stands):", "",
+             _fence(repro, "python"), ""]
+    log = error_log(v)
+    if log:
+        parts += [_fence(log), ""]
+    elif "max_abs" in nums:
+        parts += [f"Observed: at {v.where}, max abs error {_fmt(nums['max_abs'])}"
+                  + (f"; against a float64 run: XLA {_fmt(nums['compiled_vs_fp64'])}, eager "
+                     f"{_fmt(nums['eager_vs_fp64'])}" if "compiled_vs_fp64" in nums else "") + ".", ""]
+    elif "mismatched" in nums:
+        parts += [f"Observed: at {v.where}, {nums['mismatched']} of {nums.get('numel', '?')} elements differ.", ""]
+    parts += ["## Expected behavior", "", "Every observed value equals eager's on CPU, and no error is raised.", "",
+              "## Environment", "",
+              f" - Reproducible on XLA backend [CPU/TPU/CUDA]: {os.environ.get('PJRT_DEVICE', 'CPU')}",
+              f" - torch_xla version: {entry.env.get('torch_xla') or 'unknown'}",
+              f" - torch version: {entry.env.get('torch') or 'unknown'}", ""]
+    if env_note:
+        parts += [env_note, ""]
+    parts += [_fence(env_text), ""]
     return "\n".join(parts)
 
 
