@@ -82,6 +82,11 @@ class CorpusItem(pytest.Item):
         from .verdict import Outcome
 
         config = self.config
+        if hasattr(self.entry.program, "blocks"):  # a torch_xla step program: judged in a fresh process
+            pytest.importorskip("torch_xla", reason="a torch_xla entry (replay it in the torch_xla venv)")
+            from .xla.backend import run_step_program
+
+            return run_step_program(self.entry.program, fresh=True, timeout=config.getoption("shapefuzz_timeout"))
         isolate = config.getoption("shapefuzz_isolate") or self.entry.verdict.outcome in (Outcome.CRASH, Outcome.HANG)
         if isolate:
             from .replay import judge_in_subprocess

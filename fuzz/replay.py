@@ -9,6 +9,9 @@ CHANGED. An entry that cannot be read (corrupt files), whose repro crashes
 (a traceback instead of a verdict, a missing module) or runs past the time
 limit, or whose program cannot be re-judged, is an ERROR, with the reason.
 
+A torch_xla entry (a step program) replayed by a Python without torch_xla
+is SKIPPED, with a pointer to the torch_xla venv; it does not fail the run.
+
 Crash and hang findings are matched by what they do: an entry recorded as a
 crash whose repro and re-judge die by the same signal, or recorded as a hang
 whose re-judge runs past the time limit, is still failing (their frames come
@@ -18,7 +21,7 @@ Subprocesses run in their own session with a fresh Inductor cache (shared by
 one replay), and are killed with their whole process group on timeout.
 
 Exit status of `shapefuzz replay` (for CI):
-  0  every entry is still failing or fixed (an empty corpus too)
+  0  every entry is still failing, fixed or skipped (an empty corpus too)
   1  some entry changed or is an error; with --fail-on-fixed, also when
      some entry is fixed (time to close its issue and drop the entry)
   2  the corpus directory does not exist
@@ -42,8 +45,8 @@ from pathlib import Path
 from .signature import in_bucket, signature
 from .verdict import Outcome, Stage, Verdict
 
-STILL_FAILING, FIXED, CHANGED, ERROR = "still-failing", "fixed", "changed", "error"
-STATUSES = (STILL_FAILING, FIXED, CHANGED, ERROR)
+STILL_FAILING, FIXED, CHANGED, ERROR, SKIPPED = "still-failing", "fixed", "changed", "error", "skipped"
+STATUSES = (STILL_FAILING, FIXED, CHANGED, ERROR, SKIPPED)  # skipped: a torch_xla entry, and no torch_xla here
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
 FAIL_LINE = "FAIL: compiled and eager disagree"
 FAIL_LINES = (FAIL_LINE, "FAIL: XLA and eager disagree")  # repro.py of a compiled program, of a torch_xla one
@@ -208,6 +211,10 @@ def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known) 
         row.known = f"{rule.url or 'rule ' + str(rule.index)} ({rule.status})"
     if entry.meta.get("repro_error"):
         raise ReplayError(f"no repro: {entry.meta['repro_error']}")
+    if hasattr(entry.program, "blocks") and python is None and not _have_torch_xla():
+        row.status, row.reason = SKIPPED, ("a torch_xla entry: replay it with the torch_xla venv "
+                                           "(.venv-xla/bin/python -m fuzz replay, docs/xla.md)")
+        return
     recorded = entry.verdict.outcome
     rc, out, err = _run([python or sys.executable, "repro.py"], timeout=timeout, env=_child_env(cache_dir), cwd=d)
     row.repro_rc = rc
@@ -235,6 +242,12 @@ def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known) 
             row.reason = f"known issue marked {rule.status} still reproduces: {row.known}"
     else:
         row.status, row.reason = CHANGED, f"now: {v.summary()}"
+
+
+def _have_torch_xla() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch_xla") is not None
 
 
 def same_bug(entry, v: Verdict) -> tuple[bool, str]:
@@ -297,7 +310,7 @@ def exit_status(rows: list[ReplayRow], *, fail_on_fixed: bool = False) -> int:
     return EXIT_FAIL if any(r.status in bad for r in rows) else EXIT_OK
 
 
-_STYLE = {STILL_FAILING: "yellow", FIXED: "green", CHANGED: "magenta", ERROR: "red"}
+_STYLE = {STILL_FAILING: "yellow", FIXED: "green", CHANGED: "magenta", ERROR: "red", SKIPPED: "dim"}
 
 
 def print_table(rows: list[ReplayRow], *, title: str = "", file=None) -> None:

@@ -88,3 +88,14 @@ def test_check_refuses_a_step_case_in_commands_for_compiled_programs(tmp_path):
     case.write_text(steps_program().to_json())
     r = shapefuzz("repro", str(case))
     assert r.returncode == 2 and "step program" in r.stderr
+
+
+@pytest.mark.skipif(not NO_XLA, reason="checks replay where torch_xla is missing")
+def test_replay_skips_a_step_entry_without_torch_xla_and_does_not_fail(tmp_path):
+    from fuzz.replay import SKIPPED, exit_status, replay
+
+    p, v = steps_program(), divergence()
+    Corpus(tmp_path).record(p, v, signature(v, p))
+    rows = replay(tmp_path, timeout=60)
+    assert [r.status for r in rows] == [SKIPPED] and ".venv-xla" in rows[0].reason
+    assert exit_status(rows) == 0

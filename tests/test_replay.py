@@ -11,7 +11,7 @@ import pytest
 from fuzz.codegen import repro_source
 from fuzz.corpus import Corpus
 from fuzz.ir import Program
-from fuzz.replay import (CHANGED, ERROR, FIXED, STILL_FAILING, add_parser, add_report_parser,
+from fuzz.replay import (CHANGED, ERROR, FIXED, SKIPPED, STILL_FAILING, add_parser, add_report_parser,
                          add_triage_parser, exit_status, replay, same_bug)
 from fuzz.runner import run_case
 from fuzz.signature import signature
@@ -131,7 +131,7 @@ def test_cli_json_table_and_exit_codes(corpus, rows, monkeypatch, capsys):
     assert args.fn(args) == 1
     assert seen == {"corpus": str(root), "timeout": 120.0, "jobs": 3}
     out = json.loads(capsys.readouterr().out)
-    assert out["exit_status"] == 1 and out["counts"] == {STILL_FAILING: 1, FIXED: 1, CHANGED: 1, ERROR: 2}
+    assert out["exit_status"] == 1 and out["counts"] == {STILL_FAILING: 1, FIXED: 1, CHANGED: 1, ERROR: 2, SKIPPED: 0}
     assert {r["key"]: r["status"] for r in out["rows"]}[keys[FIXED]] == FIXED
 
     args = _parser().parse_args(["replay", str(root)])
