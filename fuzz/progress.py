@@ -21,6 +21,9 @@ def summary_table(s: dict):
     t.add_row("elapsed", f"{s['elapsed']:.0f} s")
     t.add_row("cases", f"{s['cases']}  ({s['cases_per_second']:.3f}/s)")
     t.add_row("compile share", "-" if s["compile_share"] is None else f"{100 * s['compile_share']:.0f}%")
+    if s.get("cache_hits") and s["cases"]:
+        t.add_row("cache hits", f"{s['cache_hits']} cases ({100 * s['cache_hits'] / s['cases']:.0f}%) reused "
+                                "a compiled executable")
     t.add_row("outcomes", _fmt_counts(s["outcomes"]))
     t.add_row("findings new", _fmt_counts(s["findings_new"]))
     t.add_row("findings known", _fmt_counts(s["findings_known"]))

@@ -70,6 +70,7 @@ class CampaignState:
     restarts: Counter = field(default_factory=Counter)
     seconds_total: float = 0.0  # summed worker seconds
     compile_seconds: float = 0.0
+    cache_hits: int = 0  # torch_xla cases that reused a cached executable
     elapsed_before: float = 0.0  # wall time of earlier sessions
     session_start: float = field(default_factory=time.monotonic)
 
@@ -100,6 +101,7 @@ class CampaignState:
             self.outcomes[rec["outcome"]] += 1
             self.seconds_total += rec.get("seconds", 0.0)
             self.compile_seconds += rec.get("compile_seconds", 0.0)
+            self.cache_hits += bool(rec.get("cache_hit"))
         for rec in _read_jsonl(self.path("findings.jsonl")):
             self.finding_cases.add(rec["i"])
             (self.findings_known if rec.get("known") else self.findings_new)[rec["outcome"]] += 1
@@ -143,6 +145,9 @@ class CampaignState:
         rec = {"i": i, "outcome": verdict["outcome"], "seconds": round(worker_seconds or verdict.get("seconds", 0), 4),
                "compile_seconds": round(verdict.get("compile_seconds", 0.0), 4),
                "recompiles": verdict.get("recompiles", 0)}
+        if "cached_compiles" in verdict.get("numbers", {}):  # torch_xla: did the case reuse an executable?
+            rec["cache_hit"] = verdict["numbers"]["cached_compiles"] > 0
+            self.cache_hits += rec["cache_hit"]
         _append(self.path("cases.jsonl"), rec, sync=sync)
         self.done.add(i)
         self.outcomes[rec["outcome"]] += 1
@@ -156,7 +161,7 @@ class CampaignState:
                 "compile_share": round(self.compile_seconds / self.seconds_total, 3) if self.seconds_total else None,
                 "outcomes": dict(self.outcomes), "findings_new": dict(self.findings_new),
                 "findings_known": dict(self.findings_known), "signatures": len(self.signatures),
-                "restarts": dict(self.restarts)}
+                "restarts": dict(self.restarts), "cache_hits": self.cache_hits}
 
     def save(self) -> None:
         write_atomic(self.path("state.json"), json.dumps(self.summary(), indent=1))

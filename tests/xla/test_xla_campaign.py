@@ -47,6 +47,7 @@ def test_campaign_with_a_planted_fault_records_shrinks_and_replays(tmp_path):
     assert r.returncode == 1, r.stderr[-3000:]  # new findings
     summary = json.loads(r.stdout[r.stdout.index("{"):])
     assert summary["cases"] == 12 and sum(summary["findings_new"].values()) >= 1
+    assert 0 < summary["cache_hits"] <= 12  # repeated blocks reuse compiled executables
     entries = list(Corpus(corpus).entries())
     assert entries and all(isinstance(e.program, StepProgram) for e in entries)
     for e in entries:
