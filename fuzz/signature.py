@@ -93,6 +93,8 @@ _RULES = [
     # hashes: long alphanumeric runs with both letters and digits
     (re.compile(r"\b(?=[a-z0-9]*\d)(?=[a-z0-9]*[a-z])[a-z0-9]{20,}\b"), "<hash>"),
     (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b"), "<hash>"),
+    # XLA shapes "f16[4,1]{1,0}": element type, sizes and layout are the program's, not the bug's
+    (re.compile(r"\b(?:pred|bf16|[fsuc]\d{1,3})\[[\d,\s]*\](?:\{[\d,\s]*\})?"), "<xla-shape>"),
     # buffers, graph inputs, kernel pointers, FX node names: the number is an accident
     (re.compile(r"\b(buf|arg|in_ptr|out_ptr|in_out_ptr|ptr|primals_|tangents_|getitem_)\d+(_\d+)?\b"), r"\1<n>"),
     # size symbols keep their class (s: backed, u: unbacked, ps: precomputed, ...)
@@ -110,7 +112,8 @@ _TUPLE = re.compile(rf"(?<![\w.])\((?:{_ITEM},)+(?:{_ITEM})?\s*\)")
 def normalize_message(msg: str) -> str:
     """The message's headline with program-dependent details masked.
 
-    Masks numbers (N), size lists and tuples ([...], (...)), size symbols by
+    Masks numbers (N), size lists and tuples ([...], (...)), XLA element
+    shapes (<xla-shape>), size symbols by
     class (s?, u?, ps?, zuf?, tmp?), buffer/kernel/pointer names (buf<n>,
     triton_poi_<kernel>, cpp_<kernel>), addresses (<addr>), hashes (<hash>),
     temporary paths (<tmp>) and other absolute paths (<path>/basename).
