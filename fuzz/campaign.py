@@ -19,6 +19,8 @@ from .verdict import Verdict
 
 
 SANITIZER_TIMEOUT = 600.0  # seconds for one compute-sanitizer re-run of a repro
+INDUCTOR_RECYCLE_AFTER = 200  # cases per worker before a fresh one (memory growth of compiled code)
+XLA_RECYCLE_AFTER = 5000
 TRIAGE_TIMEOUT = 1200.0  # seconds for one entry's whole ablation (about 15 variants, a compile each)
 
 
@@ -173,8 +175,9 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
         from strategies.steps import step_programs
 
         strategy = step_programs()
-    strategy = strategy or programs(backend=cfg.backend, device=cfg.device, max_ops=cfg.max_ops,
-                                    modes=cfg.resolved_modes(), options_menu=cfg.resolved_options())
+    if strategy is None:
+        strategy = programs(backend=cfg.backend, device=cfg.device, max_ops=cfg.max_ops,
+                            modes=cfg.resolved_modes(), options_menu=cfg.resolved_options())
     progress = progress or Progress()
     result = CampaignResult(summary={})
     programs_by_case: dict[int, object] = {}
@@ -196,6 +199,9 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
 
         pool = WorkerPool(workers=cfg.workers, devices=cfg.devices, workers_per_gpu=cfg.workers_per_gpu,
                           timeout=cfg.timeout, workdir=os.path.join(cfg.state_dir, "workers"), kind=kind,
+                          # a torch_xla case takes milliseconds and a restart seconds (importing torch_xla),
+                          # and its caches are bounded: recycle far less often than after Inductor compiles
+                          recycle_after=XLA_RECYCLE_AFTER if kind == "steps" else INDUCTOR_RECYCLE_AFTER,
                           env={"PJRT_DEVICE": os.environ.get("PJRT_DEVICE", "CPU")} if kind == "steps" else None)
         results = pool.run(cases())
     else:
