@@ -9,8 +9,9 @@ CHANGED. An entry that cannot be read (corrupt files), whose repro crashes
 (a traceback instead of a verdict, a missing module) or runs past the time
 limit, or whose program cannot be re-judged, is an ERROR, with the reason.
 
-A torch_xla entry (a step program) replayed by a Python without torch_xla
-is SKIPPED, with a pointer to the torch_xla venv; it does not fail the run.
+A torch_xla entry (a step program) replayed by a Python without torch_xla,
+or a CUDA entry on a machine without a CUDA device, is SKIPPED, with the
+reason; it does not fail the run.
 
 Crash and hang findings are matched by what they do: an entry recorded as a
 crash whose repro and re-judge die by the same signal, or recorded as a hang
@@ -46,7 +47,7 @@ from .signature import in_bucket, signature
 from .verdict import Outcome, Stage, Verdict
 
 STILL_FAILING, FIXED, CHANGED, ERROR, SKIPPED = "still-failing", "fixed", "changed", "error", "skipped"
-STATUSES = (STILL_FAILING, FIXED, CHANGED, ERROR, SKIPPED)  # skipped: a torch_xla entry, and no torch_xla here
+STATUSES = (STILL_FAILING, FIXED, CHANGED, ERROR, SKIPPED)  # skipped: needs torch_xla or CUDA, not here
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
 FAIL_LINE = "FAIL: compiled and eager disagree"
 FAIL_LINES = (FAIL_LINE, "FAIL: XLA and eager disagree")  # repro.py of a compiled program, of a torch_xla one
@@ -215,6 +216,10 @@ def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known) 
         row.status, row.reason = SKIPPED, ("a torch_xla entry: replay it with the torch_xla venv "
                                            "(.venv-xla/bin/python -m fuzz replay, docs/xla.md)")
         return
+    if not hasattr(entry.program, "blocks") and entry.program.settings.device.startswith("cuda") \
+            and python is None and not _have_cuda():
+        row.status, row.reason = SKIPPED, "a CUDA entry, and this machine has no CUDA device"
+        return
     recorded = entry.verdict.outcome
     rc, out, err = _run([python or sys.executable, "repro.py"], timeout=timeout, env=_child_env(cache_dir), cwd=d)
     row.repro_rc = rc
@@ -248,6 +253,12 @@ def _have_torch_xla() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("torch_xla") is not None
+
+
+def _have_cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def same_bug(entry, v: Verdict) -> tuple[bool, str]:

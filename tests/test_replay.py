@@ -15,6 +15,7 @@ from fuzz.replay import (CHANGED, ERROR, FIXED, SKIPPED, STILL_FAILING, add_pars
                          add_triage_parser, exit_status, replay, same_bug)
 from fuzz.runner import run_case
 from fuzz.signature import signature
+from fuzz.verdict import Outcome, Verdict
 
 from helpers import program
 
@@ -232,3 +233,17 @@ def test_shrunk_entry_with_fewer_op_families_is_still_the_same_bug(tmp_path):
     assert same and "subset of the op families" in note
     assert judged(PAD_RELU) == (True, "")
     assert judged(RELU + [("sum", ["v0"], {"dim": 0, "keepdim": False})])[0] is False
+
+
+def test_cuda_entry_is_skipped_on_a_machine_without_cuda(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("checks replay where CUDA is missing")
+    p = program([("relu", ["x0"], {})])
+    p.settings.device = "cuda"
+    v = Verdict(outcome=Outcome.DIVERGENCE, where="output 0", message="values mismatch")
+    Corpus(tmp_path).record(p, v, signature(v, p))
+    rows = replay(tmp_path, timeout=60)
+    assert [r.status for r in rows] == [SKIPPED] and "CUDA" in rows[0].reason
+    assert exit_status(rows) == 0
