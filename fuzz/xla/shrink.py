@@ -32,13 +32,14 @@ Evaluate = Callable[[StepProgram], Verdict]
 class StepShrinkResult:
     program: StepProgram
     verdict: Verdict
-    key: str
+    key: str  # the signature key pinned (of the original program)
     steps_before: int
     steps_after: int
     evaluations: int = 0
     seconds: float = 0.0
     timed_out: bool = False
     accepted: list = field(default_factory=list)  # what each accepted step did
+    target: str = ""  # the signature text pinned: every accepted program's falls in its bucket (in_bucket)
 
 
     def stats(self) -> dict:
@@ -107,7 +108,7 @@ def shrink_steps(p: StepProgram, evaluate: Evaluate, *, time_budget: float = 300
     target = target or signature(v, p).text
     key = signature(v, p).key
     res = StepShrinkResult(program=p, verdict=v, key=key, steps_before=n_steps(p), steps_after=n_steps(p),
-                           evaluations=1)
+                           evaluations=1, target=target)
     tried = {p.to_json(sort_keys=True)}
     progress = True
     while progress:

@@ -6,7 +6,7 @@ import pytest
 pytest.importorskip("torch_xla")
 
 from fuzz.generate import generate  # noqa: E402
-from fuzz.signature import signature  # noqa: E402
+from fuzz.signature import in_bucket, signature  # noqa: E402
 from fuzz.xla.backend import run_step_program  # noqa: E402
 from fuzz.xla.shrink import n_steps, shrink_steps  # noqa: E402
 from fuzz.xla.steps import check  # noqa: E402
@@ -27,7 +27,8 @@ def test_planted_fault_found_in_a_generated_program_shrinks(fault):
     check(res.program)
     assert res.steps_after < res.steps_before, res.accepted
     again = evaluate(res.program)
-    assert again.is_finding and signature(again).key == res.key
+    assert again.is_finding and in_bucket(signature(again, res.program).text, res.target)
+    assert res.key == signature(evaluate(found), found).key
     assert run_step_program(res.program).outcome.value == "ok"  # the fault, not torch_xla, is the bug
 
 
