@@ -14,7 +14,7 @@ def _load_case(path: str, steps_ok: bool = False):
     """A Program from a case file (a program, or {"program": ..., "verdict": ...});
     with steps_ok, a torch_xla StepProgram too."""
     from .ir import ProgramError
-    from .programs import is_step_program, load_program
+    from .programs import is_step_program, load_program, unwrap_case
 
     try:
         with open(path) as f:
@@ -25,8 +25,7 @@ def _load_case(path: str, steps_ok: bool = False):
         d = json.loads(text)
     except json.JSONDecodeError as e:
         raise ProgramError(f"{path} is not valid JSON: {e}") from None
-    if isinstance(d, dict) and "program" in d and "schema" not in d:
-        d = d["program"]
+    d = unwrap_case(d)
     if is_step_program(d) and not steps_ok:
         raise ProgramError(f"{path} is a torch_xla step program: this command takes a compiled-function program")
     return load_program(d)
@@ -62,8 +61,10 @@ def cmd_check(args) -> int:
     from .runner import run_case
     from .verdict import Outcome
 
+    from .programs import is_step_program
+
     p = _load_case(args.case, steps_ok=True)
-    if hasattr(p, "blocks"):
+    if is_step_program(p):
         return _check_steps(p, args)
     p = _override(p, args)
     try:

@@ -11,13 +11,34 @@ entry of either kind goes through the same machinery. Imports no torch.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from .ir import Program, ProgramError
 
 
 def is_step_program(d: Any) -> bool:
+    """Whether a program, or its dict, is a torch_xla StepProgram."""
     return ("blocks" in d) if isinstance(d, dict) else hasattr(d, "blocks")
+
+
+def unwrap_case(d: Any) -> Any:
+    """A case file holds a program, or {"program": ..., "verdict": ...}."""
+    if isinstance(d, dict) and "program" in d and "schema" not in d:
+        return d["program"]
+    return d
+
+
+def is_step_file(path) -> bool:
+    """Whether a case file or corpus entry directory holds a StepProgram;
+    False when it cannot be read (the command's own loading reports why)."""
+    path = Path(path)
+    try:
+        d = json.loads((path / "program.json" if path.is_dir() else path).read_text())
+    except (OSError, ValueError):
+        return False
+    return is_step_program(unwrap_case(d))
 
 
 def load_program(d: Any):

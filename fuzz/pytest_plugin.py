@@ -82,7 +82,9 @@ class CorpusItem(pytest.Item):
         from .verdict import Outcome
 
         config = self.config
-        if hasattr(self.entry.program, "blocks"):  # a torch_xla step program: judged in a fresh process
+        from .programs import is_step_program
+
+        if is_step_program(self.entry.program):  # judged in a fresh process
             pytest.importorskip("torch_xla", reason="a torch_xla entry (replay it in the torch_xla venv)")
             from .xla.backend import run_step_program
 

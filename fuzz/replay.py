@@ -43,6 +43,7 @@ from contextlib import suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .programs import is_step_file, is_step_program
 from .signature import in_bucket, signature
 from .verdict import Outcome, Stage, Verdict
 
@@ -212,11 +213,12 @@ def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known) 
         row.known = f"{rule.url or 'rule ' + str(rule.index)} ({rule.status})"
     if entry.meta.get("repro_error"):
         raise ReplayError(f"no repro: {entry.meta['repro_error']}")
-    if hasattr(entry.program, "blocks") and python is None and not _have_torch_xla():
+    steps = is_step_program(entry.program)
+    if steps and python is None and not _have_torch_xla():
         row.status, row.reason = SKIPPED, ("a torch_xla entry: replay it with the torch_xla venv "
                                            "(.venv-xla/bin/python -m fuzz replay, docs/xla.md)")
         return
-    if not hasattr(entry.program, "blocks") and entry.program.settings.device.startswith("cuda") \
+    if not steps and entry.program.settings.device.startswith("cuda") \
             and python is None and not _have_cuda():
         row.status, row.reason = SKIPPED, "a CUDA entry, and this machine has no CUDA device"
         return
@@ -424,18 +426,11 @@ def print_ablation(doc: dict, file=None) -> None:
     console.print_json(json.dumps(doc["summary"]))
 
 
-def _is_step_entry(entry) -> bool:
-    try:
-        return "blocks" in json.loads((Path(entry) / "program.json").read_text())
-    except (OSError, ValueError, TypeError):
-        return False  # triage reports what is wrong with it
-
-
 def cmd_triage(args) -> int:
     from .corpus import CorpusError
     from .triage import triage_entry
 
-    if _is_step_entry(args.entry):
+    if is_step_file(args.entry):
         print(f"shapefuzz: {args.entry} is a torch_xla step-program entry; triage ablates torch.compile programs "
               "(backends, static shapes, Inductor flags) and has no torch_xla variants yet", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from .ir import Program
+from .programs import is_step_program
 from .verdict import Outcome, Stage, Verdict
 
 _ERROR_LOG_LINES = 60
@@ -517,7 +518,7 @@ def render_report(entry) -> str:
 
     entry = _load_entry(entry)
     p, v = entry.program, entry.verdict
-    if hasattr(p, "blocks"):  # a torch_xla step program
+    if is_step_program(p):
         return _render_steps(entry)
     doc = load_ablation(entry.path)
     summary = doc.get("summary") if doc else None

@@ -67,6 +67,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .ir import MARKS, Program, ProgramError, TensorInput
+from .programs import is_step_file
 from .signature import Signature, in_bucket, signature
 from .verdict import Outcome, Verdict
 from .workers import needs_isolation
@@ -934,7 +935,7 @@ def cmd_shrink(args) -> int:
 
     log = (lambda m: print(m, file=sys.stderr, flush=True)) if args.verbose else None
     target = Path(args.target)
-    if _is_step_target(target):
+    if is_step_file(target):
         return _cmd_shrink_steps(target, args)
     if target.is_dir():
         res = shrink_entry(target, time_budget=args.time_budget, reruns=args.reruns, backend=args.backend,
@@ -988,24 +989,10 @@ def cmd_shrink(args) -> int:
 
 
 
-def _is_step_target(target: Path) -> bool:
-    """Whether a case file or corpus entry holds a torch_xla step program."""
-    from .programs import is_step_program
-
-    path = target / "program.json" if target.is_dir() else target
-    try:
-        d = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return False  # the regular path reports it
-    if isinstance(d, dict) and "program" in d and "schema" not in d:
-        d = d["program"]
-    return is_step_program(d)
-
-
 def _cmd_shrink_steps(target: Path, args) -> int:
     """`shapefuzz shrink` of a torch_xla step program: fuzz/xla/shrink.py,
     every candidate in a fresh process."""
-    from .programs import load_program
+    from .cli import _load_case
     from .xla.shrink import fresh_evaluator, shrink_step_entry, shrink_steps
 
     try:
@@ -1014,14 +1001,13 @@ def _cmd_shrink_steps(target: Path, args) -> int:
                                     write=not args.dry_run)
             out = None
         else:
-            d = json.loads(target.read_text())
-            p = load_program(d["program"] if "program" in d and "schema" not in d else d)
+            p = _load_case(str(target), steps_ok=True)
             res = shrink_steps(p, fresh_evaluator(args.timeout), time_budget=args.time_budget)
             out = Path(args.output) if args.output else target.with_suffix(".shrunk.json")
             tmp = out.with_name(f".{out.name}.tmp")
             tmp.write_text(res.program.to_json(indent=2) + "\n")
             os.replace(tmp, out)
-    except ValueError as e:  # not a finding, another bug, flaky
+    except ValueError as e:  # a bad case (ProgramError), not a finding, another bug, flaky
         print(f"{target}: {e}", file=sys.stderr)
         return 2
     if args.json:

@@ -17,6 +17,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from .programs import is_step_program
 from .verdict import Outcome, Verdict
 
 # Bump when the bucketing changes, so old corpus entries can be re-bucketed.
@@ -193,7 +194,7 @@ _ASYNC_CUDA = re.compile(r"CUDA error|Triton Error \[CUDA\]|CUDA_ERROR|cudaError
 def _families(program) -> str:
     if program is None:
         return "*"
-    if hasattr(program, "blocks"):  # a torch_xla StepProgram: its op kinds (creations, syncs, reads are in all)
+    if is_step_program(program):  # a torch_xla StepProgram: its op kinds (creations, syncs, reads are in all)
         from .xla.steps import OPS as STEP_OPS
 
         kinds = {STEP_OPS[s.op].kind if s.op in STEP_OPS else f"?{s.op}" for _, s in program.steps()}
@@ -229,7 +230,7 @@ def signature(verdict: Verdict, program=None) -> Signature:
         where = re.sub(r"[\s\d]+.*$", "", verdict.where.strip()) or "-"
         device = "-"
         if program is not None:
-            device = "xla" if hasattr(program, "blocks") else program.settings.device.split(":")[0]
+            device = "xla" if is_step_program(program) else program.settings.device.split(":")[0]
         text = f"{outcome} | {where} | families: {_families(program)} | device: {device}"
         return Signature.of_text(text)
     exc = verdict.exc_type.rsplit(".", 1)[-1] if verdict.exc_type else "-"

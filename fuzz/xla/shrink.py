@@ -152,16 +152,15 @@ def fresh_evaluator(timeout: float = 300.0, screen: bool = True) -> Evaluate:
     from .backend import PoisonedProcess, run_step_program
 
     fault = os.environ.get("SHAPEFUZZ_XLA_FAULT") or None
-    screening = [screen]
-
     def evaluate(q: StepProgram) -> Verdict:
-        if screening[0]:
+        nonlocal screen
+        if screen:
             try:
                 here = run_step_program(q, fault=fault)
                 if not here.is_finding:
                     return here
             except PoisonedProcess:  # this process is broken: fresh processes only from here on
-                screening[0] = False
+                screen = False
         return run_step_program(q, fault=fault, fresh=True, timeout=timeout)
 
     return evaluate
@@ -178,11 +177,12 @@ def shrink_step_entry(entry_dir, *, time_budget: float = 300.0, reruns: int = 2,
     from pathlib import Path
 
     from fuzz import corpus as C
+    from fuzz.programs import is_step_program
     from fuzz.shrink import _write_entry
 
     entry_dir = Path(entry_dir)
     entry = C.Corpus(entry_dir.parent).load(entry_dir)
-    if not hasattr(entry.program, "blocks"):
+    if not is_step_program(entry.program):
         raise ValueError(f"{entry_dir} is not a torch_xla entry")
     evaluate = evaluate or fresh_evaluator()
     res = shrink_steps(entry.program, evaluate, time_budget=time_budget, target=entry.signature.text)
