@@ -1,0 +1,135 @@
+"""Structure figures for the architecture notes: modules, the largest ones,
+import cycles between fuzz/ and strategies/ modules (module-level and
+function-level imports both count: a lazy import is still a dependency),
+and the program-kind / backend branches outside the places that own them.
+
+    python scripts/arch_metrics.py [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("fuzz", "strategies")
+# Text that asks which kind a program is, or which backend/device it runs on.
+BRANCH = re.compile(r"is_step_(program|file)|kind\s*==\s*[\"']steps|backend\s*==\s*[\"'](xla|openxla|inductor)"
+                    r"|device\.(startswith|split)\(|hasattr\([^)]*[\"']blocks[\"']")
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for pkg in PACKAGES:
+        for f in sorted((ROOT / pkg).rglob("*.py")):
+            parts = list(f.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = f
+    return out
+
+
+def imports_of(name: str, path: Path, known: set) -> set:
+    tree = ast.parse(path.read_text())
+    pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            targets = [mod] + [f"{mod}.{a.name}" for a in node.names]
+        else:
+            continue
+        for t in targets:
+            while t and t not in known:
+                t = t.rpartition(".")[0]
+            if t and t != name:
+                found.add(t)
+    return found
+
+
+def cycles(graph: dict[str, set]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def measure(owners: tuple[str, ...] = ()) -> dict:
+    mods = modules()
+    known = set(mods)
+    # a package's __init__ importing its own submodules is not a cycle
+    graph = {m: {t for t in imports_of(m, p, known) if not t.startswith(m + ".")} for m, p in mods.items()}
+    lines = {m: len(p.read_text().splitlines()) for m, p in mods.items()}
+    branches = []
+    for m, p in mods.items():
+        if any(m == o or m.startswith(o + ".") for o in owners):
+            continue
+        for i, line in enumerate(p.read_text().splitlines(), 1):
+            if BRANCH.search(line) and not line.lstrip().startswith("#"):
+                branches.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()[:100]}")
+    largest = sorted(lines.items(), key=lambda kv: -kv[1])[:5]
+    return {"modules": len(mods), "lines": sum(lines.values()), "largest": largest,
+            "cycles": cycles(graph), "branches": branches}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--owner", action="append", default=[],
+                    help="a module or package allowed to branch on kind/backend (the kinds, the backend table)")
+    args = ap.parse_args(argv)
+    m = measure(tuple(args.owner))
+    if args.json:
+        print(json.dumps(m, indent=1))
+        return 0
+    print(f"modules: {m['modules']}  lines: {m['lines']}")
+    print("largest: " + ", ".join(f"{k} {v}" for k, v in m["largest"]))
+    print(f"import cycles: {len(m['cycles'])}")
+    for c in m["cycles"]:
+        print("  " + " <-> ".join(c))
+    print(f"kind/backend branches outside their owners: {len(m['branches'])}")
+    for b in m["branches"]:
+        print("  " + b)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
