@@ -13,7 +13,7 @@ fail while the bug stands, like a strict xfail:
   time to check the upstream issue and drop or update the entry;
 * ERROR for an entry that cannot be read (corrupt or hand-edited files).
 
-Programs are judged in the pytest process (fuzz.runner.run_case, which also
+Programs are judged in the pytest process (fuzz.judge.runner.run_case, which also
 silences torch's warnings and logs for the process) unless
 --shapefuzz-isolate is given; crash and hang findings are always judged in
 a subprocess (`python -m fuzz check`), bounded by --shapefuzz-timeout.
@@ -55,7 +55,7 @@ class CorpusCollector(pytest.Collector):
     """The corpus directory; its children are CorpusItems, one per entry."""
 
     def collect(self):
-        from .replay import entry_dirs
+        from fuzz.findings.replay import entry_dirs
 
         for d in entry_dirs(self.path):
             yield CorpusItem.from_parent(self, name=_item_name(d), entry_dir=d)
@@ -69,7 +69,7 @@ class CorpusItem(pytest.Item):
         self.add_marker(pytest.mark.shapefuzz_corpus)
 
     def setup(self) -> None:
-        from .corpus import Corpus, CorpusError
+        from fuzz.findings.corpus import Corpus, CorpusError
 
         try:
             self.entry = Corpus(self.entry_dir.parent).load(self.entry_dir)
@@ -79,28 +79,28 @@ class CorpusItem(pytest.Item):
         pytest.fail(f"corrupt corpus entry {self.entry_dir}: {reason}", pytrace=False)
 
     def _judge(self):
-        from .verdict import Outcome
+        from fuzz.judge.verdict import Outcome
 
         config = self.config
-        from .programs import is_step_program
+        from fuzz.kinds import is_step_program
 
         if is_step_program(self.entry.program):  # judged in a fresh process
             pytest.importorskip("torch_xla", reason="a torch_xla entry (replay it in the torch_xla venv)")
-            from .xla.backend import run_step_program
+            from fuzz.judge.steps import run_step_program
 
             return run_step_program(self.entry.program, fresh=True, timeout=config.getoption("shapefuzz_timeout"))
         isolate = config.getoption("shapefuzz_isolate") or self.entry.verdict.outcome in (Outcome.CRASH, Outcome.HANG)
         if isolate:
-            from .replay import judge_in_subprocess
+            from fuzz.findings.replay import judge_in_subprocess
 
             return judge_in_subprocess(self.entry_dir / "program.json",
                                        timeout=config.getoption("shapefuzz_timeout"))
-        from .runner import run_case
+        from fuzz.judge.runner import run_case
 
         return run_case(self.entry.program)
 
     def runtest(self) -> None:
-        from .replay import same_bug
+        from fuzz.findings.replay import same_bug
 
         e = self.entry
         try:

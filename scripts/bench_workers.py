@@ -37,9 +37,9 @@ def main() -> None:
 
     os.environ["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"  # before torch is imported; workers inherit it
     os.environ["TORCHINDUCTOR_AUTOGRAD_CACHE"] = "0"
-    from fuzz.generate import generate
-    from fuzz.runner import prepare_process, run_case
-    from fuzz.workers import WorkerPool
+    from fuzz.campaign.generate import generate
+    from fuzz.judge.runner import prepare_process, run_case
+    from fuzz.campaign.workers import WorkerPool
     from strategies import programs
 
     progs = list(generate(programs(backend=args.backend, device=args.device, max_ops=args.max_ops),
@@ -115,8 +115,8 @@ def _bare(p) -> None:
     """The floor: torch.compile and one call at the first size, nothing else."""
     import torch
 
-    from fuzz.backends import compile_program
-    from fuzz.interp import load
+    from fuzz.judge.backends import compile_program
+    from fuzz.program.interp import load
 
     torch._dynamo.reset()
     prog = load(p)

@@ -24,9 +24,9 @@ def main() -> None:
     ap.add_argument("--eager", type=int, default=0, metavar="N", help="run the first N programs eagerly (CPU)")
     args = ap.parse_args()
 
-    from fuzz.campaign import CampaignConfig
-    from fuzz.generate import generate
-    from fuzz.opdb import OPS
+    from fuzz.campaign.driver import CampaignConfig
+    from fuzz.campaign.generate import generate
+    from fuzz.program.opdb import OPS
     from strategies import programs
 
     cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, max_ops=args.max_ops)
@@ -64,7 +64,7 @@ def main() -> None:
 
 
 def _eager_acceptance(progs) -> None:
-    from fuzz.interp import load
+    from fuzz.program.interp import load
 
     bad = 0
     for p in progs:

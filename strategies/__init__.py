@@ -1,6 +1,6 @@
 """Hypothesis strategies for dynamic-shape programs.
 
-Every strategy here draws plain data (fuzz.ir), needs no torch to draw, and
+Every strategy here draws plain data (fuzz.program.ir), needs no torch to draw, and
 builds values that are valid by construction for every call of the size
 schedule. Each docstring says how it shrinks.
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from fuzz.ir import MARKS
+from fuzz.program.ir import MARKS
 
 
 def has_mark_unbacked() -> bool:

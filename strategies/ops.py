@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from fuzz.opdb import OPS, PAD_MODES
-from fuzz.shapes import Dim, ValueInfo
+from fuzz.program.opdb import OPS, PAD_MODES
+from fuzz.program.symbolic import Dim, ValueInfo
 
 
 def pad_specs(shape, *, dtype: str = "float32", modes=PAD_MODES) -> st.SearchStrategy:

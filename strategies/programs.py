@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from fuzz import dtypes as D
-from fuzz.ir import OpCall, Program, RunSettings
-from fuzz.opdb import OPS
-from fuzz.opspec import FAMILIES
-from fuzz.typecheck import input_info
+from fuzz.program import dtypes as D
+from fuzz.program.ir import OpCall, Program, RunSettings
+from fuzz.program.opdb import OPS
+from fuzz.program.opspec import FAMILIES
+from fuzz.program.typecheck import input_info
 
 from ._validate import check_range
 from .markings import dynamic_markings, symbol_marks

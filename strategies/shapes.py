@@ -6,8 +6,8 @@ import math
 
 from hypothesis import strategies as st
 
-from fuzz import dtypes as D
-from fuzz.ir import TensorInput
+from fuzz.program import dtypes as D
+from fuzz.program.ir import TensorInput
 
 from ._validate import check_range
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from fuzz.xla.steps import DTYPES, MAX_REPEAT, SYNC_HOW, Block, Step, StepProgram, XlaSettings
+from fuzz.program.step_ir import DTYPES, MAX_REPEAT, SYNC_HOW, Block, Step, StepProgram, XlaSettings
 
 from ._validate import check_range
 

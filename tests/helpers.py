@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fuzz.generate import generate
-from fuzz.ir import OpCall, Program, RunSettings, TensorInput
+from fuzz.campaign.generate import generate
+from fuzz.program.ir import OpCall, Program, RunSettings, TensorInput
 
 
 def draw_programs(n: int, seed: int = 0, **kw) -> list[Program]:

@@ -136,7 +136,7 @@ def test_new_entries_are_shrunk_and_triaged_in_the_background(tmp_path):
 
 
 def test_followup_jobs_run_in_order_and_are_bounded(tmp_path, monkeypatch):
-    from fuzz.campaign import BackgroundJobs
+    from fuzz.campaign.driver import BackgroundJobs
 
     monkeypatch.setenv("PYTHONPATH", ROOT)
     log = tmp_path / "followup.log"
@@ -157,8 +157,8 @@ def test_followup_jobs_run_in_order_and_are_bounded(tmp_path, monkeypatch):
 def test_same_flags_reopen_the_state_dir(tmp_path, device):
     """The CUDA config holds tuples (mode and flag menus); it must compare
     equal to itself once stored as JSON, or no CUDA campaign could resume."""
-    from fuzz.campaign import CampaignConfig
-    from fuzz.state import CampaignState, StateError
+    from fuzz.campaign.driver import CampaignConfig
+    from fuzz.campaign.state import CampaignState, StateError
 
     cfg = CampaignConfig(device=device, state_dir=str(tmp_path / "st"))
     CampaignState.open(cfg.state_dir, cfg.identity())

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from fuzz.codegen import program_lines, repro_source
-from fuzz.ir import TensorInput
-from fuzz.runner import run_case
+from fuzz.program.codegen import program_lines, repro_source
+from fuzz.program.ir import TensorInput
+from fuzz.judge.runner import run_case
 
 from helpers import draw_programs, program
 

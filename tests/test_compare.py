@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from fuzz.compare import compare_outputs, compare_tensor
+from fuzz.judge.compare import compare_outputs, compare_tensor
 
 
 def test_equal_and_allclose_pass():

@@ -6,11 +6,11 @@ import platform
 
 import pytest
 
-import fuzz.corpus as corpus_mod
-from fuzz.corpus import FILES, Corpus, CorpusError, capture_env
-from fuzz.ir import OpCall, Program, TensorInput
-from fuzz.signature import signature
-from fuzz.verdict import Outcome, Stage, Verdict
+import fuzz.findings.corpus as corpus_mod
+from fuzz.findings.corpus import FILES, Corpus, CorpusError, capture_env
+from fuzz.program.ir import OpCall, Program, TensorInput
+from fuzz.findings.signature import signature
+from fuzz.judge.verdict import Outcome, Stage, Verdict
 
 SEED = ("setStorage: sizes [2304], strides [1], storage offset 0, and itemsize 4 requiring a storage size "
         "of 9216 are out of bounds for storage of size 8704")

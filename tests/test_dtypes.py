@@ -3,7 +3,7 @@ import itertools
 import pytest
 import torch
 
-from fuzz import dtypes as D
+from fuzz.program import dtypes as D
 
 
 def T(name):

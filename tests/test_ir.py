@@ -3,8 +3,8 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from fuzz.ir import SCHEMA_VERSION, Program, ProgramError
-from fuzz.typecheck import typecheck
+from fuzz.program.ir import SCHEMA_VERSION, Program, ProgramError
+from fuzz.program.typecheck import typecheck
 from strategies import programs
 
 from helpers import program

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.known import KnownIssues, KnownIssuesError
-from fuzz.signature import signature
-from fuzz.verdict import Outcome, Stage, Verdict
+from fuzz.findings.known import KnownIssues, KnownIssuesError
+from fuzz.findings.signature import signature
+from fuzz.judge.verdict import Outcome, Stage, Verdict
 
 SHIPPED = Path(__file__).resolve().parent.parent / "corpus" / "known_issues.json"
 SP = "/usr/lib/python3.12/site-packages"

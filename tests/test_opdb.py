@@ -2,9 +2,9 @@
 
 import pytest
 
-from fuzz.opdb import OPS
-from fuzz.opspec import OpSpec
-from fuzz.shapes import Dim, ValueInfo
+from fuzz.program.opdb import OPS
+from fuzz.program.opspec import OpSpec
+from fuzz.program.symbolic import Dim, ValueInfo
 
 
 def test_registry_has_the_required_op_set():

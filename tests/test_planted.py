@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from fuzz.campaign import CampaignConfig, run_campaign
-from fuzz.ir import RunSettings
-from fuzz.progress import Progress
-from fuzz.runner import run_case
-from fuzz.verdict import Outcome
+from fuzz.campaign.driver import CampaignConfig, run_campaign
+from fuzz.program.ir import RunSettings
+from fuzz.campaign.progress import Progress
+from fuzz.judge.runner import run_case
+from fuzz.judge.verdict import Outcome
 
 from helpers import program
 
@@ -45,7 +45,7 @@ def test_input_mutation_is_caught():
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "fuzz.planted:passthrough"])
 def test_correct_backends_pass_hand_made_cases(backend):
     for ops in (RELU, PAD, [("add_", ["x0", "x1"], {})]):
-        from fuzz.ir import TensorInput
+        from fuzz.program.ir import TensorInput
         inputs = [TensorInput(name="x0", shape=["s0"], marks=["dynamic"]),
                   TensorInput(name="x1", shape=["s0"], marks=["dynamic"])]
         p = program(ops, inputs=inputs, backend=backend)
@@ -53,7 +53,7 @@ def test_correct_backends_pass_hand_made_cases(backend):
 
 
 def test_asserted_dynamism_that_the_program_specialises_is_rejected_not_a_bug():
-    from fuzz.ir import TensorInput
+    from fuzz.program.ir import TensorInput
     # x1's s0 is static, so broadcasting pins x0's marked-dynamic s0 to 3
     inputs = [TensorInput(name="x0", shape=["s0"], marks=["dynamic"]), TensorInput(name="x1", shape=["s0"])]
     v = run_case(program([("add_", ["x0", "x1"], {})], inputs=inputs, backend="eager"))

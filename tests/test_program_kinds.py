@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from fuzz.corpus import Corpus
-from fuzz.ir import ProgramError
-from fuzz.programs import is_step_program, load_program
-from fuzz.signature import signature
-from fuzz.verdict import Outcome, Stage, Verdict
-from fuzz.xla.steps import Block, Step, StepProgram
+from fuzz.findings.corpus import Corpus
+from fuzz.program.ir import ProgramError
+from fuzz.kinds import is_step_program, load_program
+from fuzz.findings.signature import signature
+from fuzz.judge.verdict import Outcome, Stage, Verdict
+from fuzz.program.step_ir import Block, Step, StepProgram
 from helpers import program as make_program
 from test_cli import shapefuzz
 
@@ -92,7 +92,7 @@ def test_check_refuses_a_step_case_in_commands_for_compiled_programs(tmp_path):
 
 @pytest.mark.skipif(not NO_XLA, reason="checks replay where torch_xla is missing")
 def test_replay_skips_a_step_entry_without_torch_xla_and_does_not_fail(tmp_path):
-    from fuzz.replay import SKIPPED, exit_status, replay
+    from fuzz.findings.replay import SKIPPED, exit_status, replay
 
     p, v = steps_program(), divergence()
     Corpus(tmp_path).record(p, v, signature(v, p))

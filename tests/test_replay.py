@@ -8,14 +8,14 @@ import shutil
 
 import pytest
 
-from fuzz.codegen import repro_source
-from fuzz.corpus import Corpus
-from fuzz.ir import Program
-from fuzz.replay import (CHANGED, ERROR, FIXED, SKIPPED, STILL_FAILING, add_parser, add_report_parser,
+from fuzz.program.codegen import repro_source
+from fuzz.findings.corpus import Corpus
+from fuzz.program.ir import Program
+from fuzz.findings.replay import (CHANGED, ERROR, FIXED, SKIPPED, STILL_FAILING, add_parser, add_report_parser,
                          add_triage_parser, exit_status, replay, same_bug)
-from fuzz.runner import run_case
-from fuzz.signature import signature
-from fuzz.verdict import Outcome, Verdict
+from fuzz.judge.runner import run_case
+from fuzz.findings.signature import signature
+from fuzz.judge.verdict import Outcome, Verdict
 
 from helpers import program
 
@@ -118,7 +118,7 @@ def _parser():
 
 
 def test_cli_json_table_and_exit_codes(corpus, rows, monkeypatch, capsys):
-    import fuzz.replay as replay_mod
+    import fuzz.findings.replay as replay_mod
 
     root, keys = corpus
     seen = {}

@@ -8,15 +8,15 @@ import re
 
 import pytest
 
-import fuzz.report as report_mod
-from fuzz.corpus import Corpus
-from fuzz.ir import RunSettings
-from fuzz.replay import add_report_parser
-from fuzz.report import render_report, report_entry, report_title
-from fuzz.runner import run_case
-from fuzz.signature import signature
-from fuzz.triage import triage_entry
-from fuzz.verdict import Outcome, Stage, Verdict
+import fuzz.findings.report as report_mod
+from fuzz.findings.corpus import Corpus
+from fuzz.program.ir import RunSettings
+from fuzz.findings.replay import add_report_parser
+from fuzz.findings.report import render_report, report_entry, report_title
+from fuzz.judge.runner import run_case
+from fuzz.findings.signature import signature
+from fuzz.findings.triage import triage_entry
+from fuzz.judge.verdict import Outcome, Stage, Verdict
 
 from helpers import program
 

@@ -8,13 +8,13 @@ from collections import Counter
 
 import pytest
 
-from fuzz.corpus import Corpus
-from fuzz.ir import Program, TensorInput
-from fuzz.runner import run_case
-from fuzz.shrink import ShrinkResult, add_parser, canonical, remove_ops, shrink, shrink_entry
-from fuzz.signature import signature
-from fuzz.typecheck import typecheck
-from fuzz.verdict import Outcome, Stage, Verdict
+from fuzz.findings.corpus import Corpus
+from fuzz.program.ir import Program, TensorInput
+from fuzz.judge.runner import run_case
+from fuzz.findings.shrink import ShrinkResult, add_parser, canonical, remove_ops, shrink, shrink_entry
+from fuzz.findings.signature import signature
+from fuzz.program.typecheck import typecheck
+from fuzz.judge.verdict import Outcome, Stage, Verdict
 
 from helpers import program
 
@@ -23,7 +23,7 @@ COMBINED = "tests.planted_extra:combined"
 
 
 def first_finding(strategy_kw, seed, min_ops, count=60):
-    from fuzz.generate import generate
+    from fuzz.campaign.generate import generate
     from strategies import programs
 
     for p in generate(programs(**strategy_kw), seed_=seed, count=count):
@@ -137,7 +137,7 @@ def fake_reflect_bug(p: Program) -> Verdict:
 
 @functools.lru_cache(maxsize=1)
 def _fake_start_json():
-    from fuzz.generate import generate
+    from fuzz.campaign.generate import generate
     from strategies import programs
 
     for p in generate(programs(max_ops=6, max_inputs=3, backend=REFLECT), seed_=11, count=300):
@@ -293,12 +293,12 @@ def test_optional_hypothesis_stage_starts_from_what_the_strategies_can_draw():
 
 
 def test_a_crash_is_shrunk_in_the_sandbox(tmp_path):
-    # fuzz.faults:segfault kills its process on any input dim > 4: only a worker can judge it
-    from fuzz.shrink import pool_evaluator
-    from fuzz.workers import WorkerPool
+    # fuzz.judge.faults:segfault kills its process on any input dim > 4: only a worker can judge it
+    from fuzz.findings.shrink import pool_evaluator
+    from fuzz.campaign.workers import WorkerPool
 
     ops = [("relu", ["x0"], {}), ("sigmoid", ["v0"], {})]
-    p = program(ops, sizes={"s0": [6]}, backend="fuzz.faults:segfault")
+    p = program(ops, sizes={"s0": [6]}, backend="fuzz.judge.faults:segfault")
     with WorkerPool(workers=1, timeout=120, rerun=False, recycle_after=None) as pool:
         evaluate = pool_evaluator(pool)
         v = evaluate(p)

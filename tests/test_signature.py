@@ -2,9 +2,9 @@
 
 import pytest
 
-from fuzz.ir import OpCall, Program, RunSettings, TensorInput
-from fuzz.signature import Signature, innermost_frame, normalize_message, signature
-from fuzz.verdict import Outcome, Stage, Verdict
+from fuzz.program.ir import OpCall, Program, RunSettings, TensorInput
+from fuzz.findings.signature import Signature, innermost_frame, normalize_message, signature
+from fuzz.judge.verdict import Outcome, Stage, Verdict
 
 SP = "/usr/lib/python3.12/site-packages"
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis.errors import InvalidArgument
 
-from fuzz.interp import load
-from fuzz.ir import MARKS
-from fuzz.opdb import OPS, PAD_MODES
-from fuzz.typecheck import typecheck
+from fuzz.program.interp import load
+from fuzz.program.ir import MARKS
+from fuzz.program.opdb import OPS, PAD_MODES
+from fuzz.program.typecheck import typecheck
 from strategies import dynamic_markings, pad_specs, pointwise_chains, programs, shapes, size_schedules, views
 
 from helpers import draw_programs

@@ -7,13 +7,13 @@ import json
 
 import torch
 
-from fuzz.corpus import Corpus
-from fuzz.replay import add_triage_parser
-from fuzz.runner import run_case
-from fuzz.signature import signature
-from fuzz.triage import (BACKENDS, ERROR, OTHER, PASSES, REPRODUCES, SKIPPED, AblationRow, ablate, load_ablation,
+from fuzz.findings.corpus import Corpus
+from fuzz.findings.replay import add_triage_parser
+from fuzz.judge.runner import run_case
+from fuzz.findings.signature import signature
+from fuzz.findings.triage import (BACKENDS, ERROR, OTHER, PASSES, REPRODUCES, SKIPPED, AblationRow, ablate, load_ablation,
                          relevant_flags, summarize, triage_entry)
-from fuzz.verdict import Outcome, Stage, Verdict
+from fuzz.judge.verdict import Outcome, Stage, Verdict
 
 from helpers import program
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.ir import OpCall, Program, RunSettings, TensorInput
-from fuzz.verdict import Outcome
-from fuzz.workers import WorkerPool, faulthandler_frames, replace_cause
+from fuzz.program.ir import OpCall, Program, RunSettings, TensorInput
+from fuzz.judge.verdict import Outcome
+from fuzz.campaign.workers import WorkerPool, faulthandler_frames, replace_cause
 
 REPO = Path(__file__).resolve().parents[1]
 TIMING = ("seconds", "compile_seconds")
@@ -74,7 +74,7 @@ def assert_replaced_and_working(pool, old_pid, cause, before):
 @pytest.mark.parametrize("fault,sig", [("segfault", "SIGSEGV"), ("sigkill", "SIGKILL")])
 def test_killed_worker_is_a_crash(pool, fault, sig):
     before = pool.restarts["crash"]
-    _, v, info = judge(pool, relu(f"fuzz.faults:{fault}"))
+    _, v, info = judge(pool, relu(f"fuzz.judge.faults:{fault}"))
     assert v["outcome"] == Outcome.CRASH.value and v["stage"] == "process"
     assert v["exc_type"] == sig and sig in v["message"].splitlines()[0]
     assert v["call"] is None and info["restart"] == "crash" and info["wall"] is None
@@ -86,14 +86,14 @@ def test_killed_worker_is_a_crash(pool, fault, sig):
 def test_fault_backends_are_eager_on_small_inputs(pool):
     before = sum(pool.restarts.values())
     for fault in ("segfault", "hang", "cuda_error", "memory"):
-        assert judge(pool, relu(f"fuzz.faults:{fault}", sizes=(1, 2, 3)))[1]["outcome"] == "ok"
+        assert judge(pool, relu(f"fuzz.judge.faults:{fault}", sizes=(1, 2, 3)))[1]["outcome"] == "ok"
     assert sum(pool.restarts.values()) == before
 
 
 def test_hang_is_killed(pool):
     before = pool.restarts["hang"]
     start = time.monotonic()
-    _, v, info = judge(pool, relu("fuzz.faults:hang"), timeout=3)
+    _, v, info = judge(pool, relu("fuzz.judge.faults:hang"), timeout=3)
     assert v["outcome"] == Outcome.HANG.value and v["stage"] == "process"
     assert "3 s" in v["message"] and time.monotonic() - start < 20
     assert v["frames"][-1].endswith(":_hang")  # stack dumped before the kill
@@ -102,14 +102,14 @@ def test_hang_is_killed(pool):
 
 def test_cuda_error_replaces_worker(pool):
     before = pool.restarts["cuda"]
-    _, v, info = judge(pool, relu("fuzz.faults:cuda_error"))
+    _, v, info = judge(pool, relu("fuzz.judge.faults:cuda_error"))
     assert v["outcome"] == Outcome.COMPILED_ERROR.value and "illegal memory access" in v["message"]
     assert v["call"] == 1 and info["restart"] == "cuda"
     assert_replaced_and_working(pool, info["pid"], "cuda", before)
 
 
 def test_memory_hog_is_survived(pool):
-    _, v, info = judge(pool, relu("fuzz.faults:memory"))
+    _, v, info = judge(pool, relu("fuzz.judge.faults:memory"))
     assert v["outcome"] in (Outcome.CRASH.value, Outcome.COMPILED_ERROR.value)
     if v["outcome"] == Outcome.COMPILED_ERROR.value:
         assert v["exc_type"] == "MemoryError" and info["restart"] == "memory"
@@ -128,8 +128,8 @@ def test_bad_program_keeps_worker(pool):
 
 
 def test_same_verdicts_as_in_process(pool):
-    from fuzz.generate import generate
-    from fuzz.runner import run_case
+    from fuzz.campaign.generate import generate
+    from fuzz.judge.runner import run_case
     from strategies import programs
 
     progs = list(generate(programs(backend="eager", max_ops=3), seed_=7, count=4))
@@ -159,7 +159,7 @@ def test_close_kills_busy_and_idle_workers(tmp_path):
     pids = pool.pids()
     assert len(pids) == 2 and all(alive(p) for p in pids)
     assert os.environ.get("TORCHINDUCTOR_CACHE_DIR") != str(tmp_path / "w0" / "inductor")  # not leaked
-    pool.submit("hang", relu("fuzz.faults:hang"))
+    pool.submit("hang", relu("fuzz.judge.faults:hang"))
     pool.submit("ok", relu())
     assert next(pool.results(timeout=60))[0] == "ok" and pool.unfinished() == ["hang"]
     assert (tmp_path / "w0" / "inductor").is_dir() and (tmp_path / "w1" / "triton").is_dir()
@@ -173,9 +173,9 @@ def test_close_kills_busy_and_idle_workers(tmp_path):
 def test_real_device_assert_poisons_and_is_replaced(monkeypatch):
     """A real device-side assert poisons the worker's CUDA context: without
     the replacement the next case on that worker fails; with it, it passes."""
-    cases = [("assert", relu("fuzz.faults:device_assert", device="cuda")), ("next", relu(device="cuda"))]
+    cases = [("assert", relu("fuzz.judge.faults:device_assert", device="cuda")), ("next", relu(device="cuda"))]
     with monkeypatch.context() as m:
-        m.setattr("fuzz.workers.REPLACE_AFTER", {})
+        m.setattr("fuzz.campaign.workers.REPLACE_AFTER", {})
         with WorkerPool(devices=cuda_devices()[:1], workers_per_gpu=1, timeout=300) as pool:
             control = {cid: (v, info) for cid, v, info in pool.run(cases, prefetch=1)}
     assert control["next"][0]["outcome"] != "ok" and "CUDA error" in control["next"][0]["message"]
@@ -192,11 +192,11 @@ def test_real_device_assert_poisons_and_is_replaced(monkeypatch):
 
 SCRIPT = textwrap.dedent("""
     import sys
-    from fuzz.workers import WorkerPool
+    from fuzz.campaign.workers import WorkerPool
     from tests.test_workers import relu
     with WorkerPool(workers=1, timeout=60, workdir=sys.argv[1]) as pool:
         pool.wait_ready(180)
-        pool.submit("hang", relu("fuzz.faults:hang"))
+        pool.submit("hang", relu("fuzz.judge.faults:hang"))
         print(*pool.pids(), flush=True)
         list(pool.results())
 """)
@@ -242,8 +242,8 @@ def test_faulthandler_frames():
 
 
 def test_findings_that_poison_the_process_are_rerun_isolated():
-    from fuzz.verdict import Outcome, Verdict
-    from fuzz.workers import needs_isolation
+    from fuzz.judge.verdict import Outcome, Verdict
+    from fuzz.campaign.workers import needs_isolation
 
     cuda = Verdict(outcome=Outcome.COMPILED_ERROR, exc_type="torch.AcceleratorError",
                    message="CUDA error: an illegal memory access was encountered")
@@ -259,13 +259,13 @@ def test_cuda_error_finding_is_not_rerun_in_the_poisoned_process(monkeypatch):
     """After a CUDA error nothing more can run in the process (on a GPU the
     rerun's inputs cannot even be made), so run_case keeps the first verdict;
     any other finding is rerun once to rule out flakiness."""
-    import fuzz.runner as runner
+    import fuzz.judge.runner as runner
     from helpers import program
 
     calls = []
     real = runner._run_once
     monkeypatch.setattr(runner, "_run_once", lambda p, strides: calls.append(p) or real(p, strides))
-    v = runner.run_case(program([("relu", ["x0"], {})], backend="fuzz.faults:cuda_error"))
+    v = runner.run_case(program([("relu", ["x0"], {})], backend="fuzz.judge.faults:cuda_error"))
     assert v.outcome.value == "compiled-only-error" and "illegal memory access" in v.message
     assert len(calls) == 1
     v = runner.run_case(program([("relu", ["x0"], {})], backend="fuzz.planted:corrupt_large",

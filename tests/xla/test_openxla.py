@@ -6,9 +6,9 @@ import pytest
 
 pytest.importorskip("torch_xla")
 
-from fuzz.generate import generate  # noqa: E402
-from fuzz.runner import run_case  # noqa: E402
-from fuzz.verdict import Outcome  # noqa: E402
+from fuzz.campaign.generate import generate  # noqa: E402
+from fuzz.judge.runner import run_case  # noqa: E402
+from fuzz.judge.verdict import Outcome  # noqa: E402
 from helpers import program  # noqa: E402
 from strategies import programs  # noqa: E402
 

@@ -5,10 +5,10 @@ import pytest
 
 pytest.importorskip("torch_xla")
 
-from fuzz.generate import generate  # noqa: E402
-from fuzz.verdict import Outcome  # noqa: E402
-from fuzz.xla.backend import KNOWN_COLLISION, known_issue, run_step_program  # noqa: E402
-from fuzz.xla.steps import Block, Step, StepProgram, XlaSettings  # noqa: E402
+from fuzz.campaign.generate import generate  # noqa: E402
+from fuzz.judge.verdict import Outcome  # noqa: E402
+from fuzz.judge.steps import KNOWN_COLLISION, known_issue, run_step_program  # noqa: E402
+from fuzz.program.step_ir import Block, Step, StepProgram, XlaSettings  # noqa: E402
 from strategies.steps import step_programs  # noqa: E402
 from xla_programs import collision_program, copy_alias_program, read_twice_program, seed_program  # noqa: E402
 

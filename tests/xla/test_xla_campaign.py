@@ -12,15 +12,15 @@ import pytest
 
 pytest.importorskip("torch_xla")
 
-from fuzz.corpus import Corpus  # noqa: E402
-from fuzz.replay import replay_entry  # noqa: E402
-from fuzz.report import render_report  # noqa: E402
-from fuzz.signature import signature  # noqa: E402
-from fuzz.verdict import Outcome  # noqa: E402
+from fuzz.findings.corpus import Corpus  # noqa: E402
+from fuzz.findings.replay import replay_entry  # noqa: E402
+from fuzz.findings.report import render_report  # noqa: E402
+from fuzz.findings.signature import signature  # noqa: E402
+from fuzz.judge.verdict import Outcome  # noqa: E402
 from fuzz.xla import worker  # noqa: E402
-from fuzz.xla.backend import run_step_program  # noqa: E402
-from fuzz.xla.shrink import n_steps  # noqa: E402
-from fuzz.xla.steps import Block, Step, StepProgram, concat  # noqa: E402
+from fuzz.judge.steps import run_step_program  # noqa: E402
+from fuzz.findings.shrink_steps import n_steps  # noqa: E402
+from fuzz.program.step_ir import Block, Step, StepProgram, concat  # noqa: E402
 from xla_programs import copy_alias_program, seed_program  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,10 +7,10 @@ import pytest
 
 pytest.importorskip("torch_xla")
 
-from fuzz.generate import generate  # noqa: E402
-from fuzz.verdict import Outcome  # noqa: E402
-from fuzz.xla.backend import run_step_program  # noqa: E402
-from fuzz.xla.codegen import step_repro_source  # noqa: E402
+from fuzz.campaign.generate import generate  # noqa: E402
+from fuzz.judge.verdict import Outcome  # noqa: E402
+from fuzz.judge.steps import run_step_program  # noqa: E402
+from fuzz.program.step_codegen import step_repro_source  # noqa: E402
 from strategies.steps import step_programs  # noqa: E402
 from xla_programs import copy_alias_program, seed_program  # noqa: E402
 

@@ -5,11 +5,11 @@ import pytest
 
 pytest.importorskip("torch_xla")
 
-from fuzz.generate import generate  # noqa: E402
-from fuzz.signature import in_bucket, signature  # noqa: E402
-from fuzz.xla.backend import run_step_program  # noqa: E402
-from fuzz.xla.shrink import n_steps, shrink_steps  # noqa: E402
-from fuzz.xla.steps import check  # noqa: E402
+from fuzz.campaign.generate import generate  # noqa: E402
+from fuzz.findings.signature import in_bucket, signature  # noqa: E402
+from fuzz.judge.steps import run_step_program  # noqa: E402
+from fuzz.findings.shrink_steps import n_steps, shrink_steps  # noqa: E402
+from fuzz.program.step_ir import check  # noqa: E402
 from strategies.steps import step_programs  # noqa: E402
 from xla_programs import seed_program  # noqa: E402
 
@@ -45,11 +45,11 @@ def test_shrink_command_line(tmp_path):
     found = next(p for p in generate(step_programs(), seed_=21, count=60) if evaluate(p).is_finding)
     src, out = tmp_path / "p.json", tmp_path / "small.json"
     src.write_text(found.to_json())
-    r = subprocess.run([sys.executable, "-m", "fuzz.xla.shrink", str(src), "-o", str(out), "--fault",
+    r = subprocess.run([sys.executable, "-m", "fuzz.findings.shrink_steps", str(src), "-o", str(out), "--fault",
                         "stale-after-sync"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "steps" in r.stderr and out.exists()
-    bad = subprocess.run([sys.executable, "-m", "fuzz.xla.shrink", str(tmp_path / "missing.json")],
+    bad = subprocess.run([sys.executable, "-m", "fuzz.findings.shrink_steps", str(tmp_path / "missing.json")],
                          capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and "shrink:" in bad.stderr
 
@@ -59,7 +59,7 @@ def test_campaign_smoke_on_xla_cpu():
     import subprocess
     import sys
 
-    r = subprocess.run([sys.executable, "-m", "fuzz.xla.bench", "--count", "40", "--time", "120", "--seed", "3"],
+    r = subprocess.run([sys.executable, "-m", "fuzz.campaign.step_bench", "--count", "40", "--time", "120", "--seed", "3"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "cases/s" in r.stdout and "cases with a cache hit" in r.stdout and "eager accepted" in r.stdout

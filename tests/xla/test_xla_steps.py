@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import InvalidArgument
 
-from fuzz.generate import generate
-from fuzz.ir import ProgramError
-from fuzz.xla.steps import OPS, StepProgram, check, concat
+from fuzz.campaign.generate import generate
+from fuzz.program.ir import ProgramError
+from fuzz.program.step_ir import OPS, StepProgram, check, concat
 from strategies.steps import step_programs
 from xla_programs import collision_program, seed_program
 
@@ -82,7 +82,7 @@ def test_strategies_do_not_import_torch():
 
 def test_eager_accepts_generated_programs():
     """Valid by construction: eager runs >= 97% of generated step programs."""
-    from fuzz.xla.backend import load
+    from fuzz.judge.steps import load
 
     progs = list(generate(step_programs(), seed_=5, count=200))
     failures = []

@@ -1,6 +1,6 @@
 """Hand-made step programs for the XLA tests."""
 
-from fuzz.xla.steps import Block, Step, StepProgram
+from fuzz.program.step_ir import Block, Step, StepProgram
 
 
 def seed_program(how: str = "mark_step") -> StepProgram:

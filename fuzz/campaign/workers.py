@@ -1,0 +1,613 @@
+"""A pool of persistent, sandboxed worker processes that judge cases.
+
+Each worker is a spawned process (never forked: the parent may hold a CUDA
+context) that receives program dicts over a pipe and answers with verdict
+dicts from fuzz.judge.runner.run_case. The parent is single-threaded: it waits on
+every worker's pipe and process sentinel at once, so a worker that dies
+(signal, OOM killer) or passes its per-case deadline is noticed at once,
+turned into a CRASH or HANG verdict with the tail of its stderr, and replaced.
+A worker is also replaced after an error that poisons its process (CUDA) and
+after `recycle_after` cases (memory growth).
+
+This module does not import torch: the parent only generates and schedules.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import itertools
+import multiprocessing as mp
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from collections import Counter, deque
+from dataclasses import dataclass
+from multiprocessing.connection import wait as _wait
+from typing import Iterable, Iterator
+
+from fuzz.program.ir import Program, ProgramError
+from fuzz.judge.verdict import Outcome, Stage, Verdict
+
+# Errors after which a worker's process cannot be trusted, by restart cause.
+# Matched as substrings of "exc_type: message" of the verdict. A CUDA error
+# poisons the context for the rest of the process; after a MemoryError the
+# heap may be fragmented or half-freed.
+CUDA_ERROR_PATTERNS = (
+    "CUDA error", "illegal memory access", "device-side assert", "misaligned address",
+    "unspecified launch failure", "CUBLAS_STATUS", "CUDNN_STATUS", "CUDA out of memory",
+    "cudaError", "CUDA driver error", "Triton Error [CUDA]", "an illegal instruction was encountered",
+    "HIP error", "hipError",
+)
+REPLACE_AFTER = {"cuda": CUDA_ERROR_PATTERNS, "memory": ("MemoryError",)}
+
+TAIL_LINES = 40
+_TAIL_BYTES = 256 << 10
+_HANG_DUMP_WAIT = 1.0  # seconds given a hung worker to dump its stacks before it is killed
+
+
+class WorkerStartError(RuntimeError):
+    """Workers keep failing to start (broken environment): the pool cannot run."""
+
+
+def needs_isolation(verdict) -> bool:
+    """Whether re-running a finding must happen in a sandboxed worker: it
+    crashed or hung (it would take the caller down), or it left the process
+    untrustworthy (a CUDA error poisons the context for every later run)."""
+    d = verdict if isinstance(verdict, dict) else verdict.to_dict()
+    return d.get("outcome") in ("crash", "hang") or replace_cause(d) is not None
+
+
+def replace_cause(verdict: dict) -> str | None:
+    """The restart cause a verdict calls for ("cuda", "memory"), or None."""
+    text = f"{verdict.get('exc_type', '')}: {verdict.get('message', '')}"
+    for cause, patterns in REPLACE_AFTER.items():
+        if any(p in text for p in patterns):
+            return cause
+    return None
+
+
+# -- the worker process -------------------------------------------------------
+
+def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: bool, kind: str = "compiled") -> None:
+    # Own process group: terminal Ctrl-C reaches only the parent, and the
+    # parent kills the worker together with any compiler subprocesses.
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    os.environ.update(env)  # also set at spawn; repeated in case the parent's __main__ imported torch
+    import faulthandler
+
+    faulthandler.enable(all_threads=True)  # Python stacks in the log on SIGSEGV/SIGABRT
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the parent asks for stacks of a hang
+    _watch_parent()
+
+    if kind == "steps":  # torch_xla step programs (fuzz/xla/worker.py)
+        from fuzz.campaign.step_worker import evaluate as evaluate_steps, prepare
+
+        prepare()
+    else:
+        from fuzz.judge.runner import prepare_process
+
+        prepare_process()
+    conn.send(("ready", os.getpid()))
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            break
+        if msg is None:
+            break
+        token, program = msg
+        start = time.perf_counter()
+        if kind == "steps":
+            verdict, error, extra = evaluate_steps(program)
+        else:
+            (verdict, error), extra = _evaluate(program, rerun, check_strides), {}
+        conn.send(("result", token, verdict, time.perf_counter() - start, error, extra))
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+
+def _evaluate(program: dict, rerun: bool, check_strides: bool) -> tuple[dict, str | None]:
+    """(verdict dict, None) or, when the case could not be judged, an INVALID
+    verdict and "program" (bad program) or "harness" (anything else)."""
+    from fuzz.judge.runner import error_verdict
+
+    try:
+        return _judge(Program.from_dict(program), rerun, check_strides).to_dict(), None
+    except ProgramError as e:
+        return Verdict(outcome=Outcome.INVALID, exc_type="ProgramError", message=str(e)).to_dict(), "program"
+    except Exception as e:  # noqa: BLE001 - e.g. an unknown backend: report, keep the worker
+        return error_verdict(Outcome.INVALID, e).to_dict(), "harness"
+
+
+def _judge(p: Program, rerun: bool, check_strides: bool) -> Verdict:
+    """run_case, with its rerun of a finding (FLAKY if the rerun disagrees)
+    skipped when the first run poisoned the process: a rerun there would
+    fail on the poison alone and turn a real finding into FLAKY."""
+    from fuzz.judge.runner import run_case
+
+    v = run_case(p, rerun=False, check_strides=check_strides)
+    if not (rerun and v.is_finding) or replace_cause(v.to_dict()):
+        return v
+    again = run_case(p, rerun=False, check_strides=check_strides)
+    if (again.outcome, again.call, again.exc_type) != (v.outcome, v.call, v.exc_type):  # as run_case does
+        return Verdict(outcome=Outcome.FLAKY, stage=v.stage, call=v.call, sizes=v.sizes,
+                       message=f"first: {v.summary()} | rerun: {again.summary()}",
+                       recompiles=v.recompiles, seconds=v.seconds + again.seconds)
+    return v
+
+
+def _watch_parent() -> None:
+    """Exit when the parent dies (even by SIGKILL), so no worker is orphaned."""
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        if os.getpgrp() == os.getpid():  # its own group: take compiler subprocesses along
+            os.killpg(0, signal.SIGKILL)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="shapefuzz-watch-parent", daemon=True).start()
+
+
+# -- the parent side ----------------------------------------------------------
+
+@dataclass
+class _Job:
+    case_id: object
+    token: int
+    timeout: float
+    started: float
+
+
+@dataclass
+class _Worker:
+    slot: int
+    device: int | None
+    proc: object
+    conn: object
+    log_path: str
+    spawned: float
+    ready: bool = False
+    cases: int = 0
+    job: _Job | None = None
+    log_offset: int = 0
+
+
+_env_lock = threading.Lock()
+_live_pools: "weakref.WeakSet[WorkerPool]" = weakref.WeakSet()
+
+
+@contextlib.contextmanager
+def _environ(env: dict):
+    """os.environ plus env, for spawning: a spawned child copies the parent's
+    environment, so the variables are set before its interpreter starts."""
+    with _env_lock:
+        old = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            yield
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
+class WorkerPool:
+    """Persistent sandboxed workers. Submit (case_id, program) pairs and read
+    (case_id, verdict_dict, info) triples as they complete, in any order:
+
+        with WorkerPool(workers=2, timeout=300) as pool:
+            for case_id, verdict, info in pool.run((i, p.to_dict()) for i, p in enumerate(progs)):
+                ...
+
+    info: worker (slot), pid, device, wall (seconds the worker spent on the
+    case; None when it died or hung), elapsed (seconds since dispatch),
+    error ("program", "harness" or None), restart (the cause if the worker
+    was replaced after this case, else None) and, for step programs, program
+    (the standalone program that reproduced a history-dependent finding).
+
+    kind: "compiled" (fuzz.program.ir.Program, judged by fuzz.judge.runner.run_case) or
+    "steps" (torch_xla step programs, judged by fuzz.campaign.step_worker.evaluate).
+    """
+
+    def __init__(self, workers: int | None = None, devices: Iterable[int] | None = None, workers_per_gpu: int = 1,
+                 timeout: float = 300.0, recycle_after: int | None = 200, workdir: str | None = None, *,
+                 rerun: bool = True, check_strides: bool = False, start_timeout: float = 180.0,
+                 threads: int | None = None, env: dict | None = None, kind: str = "compiled"):
+        if kind not in ("compiled", "steps"):
+            raise ValueError(f"unknown program kind {kind!r}: use compiled or steps")
+        self.kind = kind
+        self.devices = list(devices) if devices is not None else None
+        if workers is None:
+            workers = len(self.devices) * workers_per_gpu if self.devices else max(1, (os.cpu_count() or 2) // 2)
+        if workers < 1:
+            raise ValueError("workers must be >= 1")
+        self.workers = workers
+        self.timeout = timeout
+        self.recycle_after = recycle_after
+        self.start_timeout = start_timeout
+        self._rerun, self._check_strides = rerun, check_strides
+        self._own_workdir = workdir is None
+        self.workdir = os.path.abspath(workdir or tempfile.mkdtemp(prefix="shapefuzz-pool-"))
+        os.makedirs(self.workdir, exist_ok=True)
+        self._env = dict(env or {})
+        # Several workers' intra-op thread pools would oversubscribe the CPU;
+        # one worker keeps torch's default, as in-process.
+        if threads is None and workers > 1 and "OMP_NUM_THREADS" not in os.environ:
+            threads = max(1, (os.cpu_count() or 1) // workers)
+        if threads:
+            self._env.setdefault("OMP_NUM_THREADS", str(threads))
+            self._env.setdefault("MKL_NUM_THREADS", str(threads))
+        self._ctx = mp.get_context("spawn")
+        self._tokens = itertools.count()
+        self._pending: deque = deque()  # (case_id, program dict, timeout)
+        self._done: deque = deque()  # results not yet handed out
+        self._start_failures = Counter()
+        self.restarts = Counter({"crash": 0, "hang": 0, "cuda": 0, "recycle": 0})
+        self.completed = 0
+        self._closed = False
+        self._workers: list[_Worker] = []
+        _live_pools.add(self)
+        try:
+            for slot in range(workers):
+                self._workers.append(self._spawn(slot))
+        except BaseException:
+            self.close()
+            raise
+
+    # -- public API -------------------------------------------------------
+
+    def submit(self, case_id, program, timeout: float | None = None) -> None:
+        """Queue a case: program is a Program (StepProgram for kind "steps") or its dict. timeout overrides the
+        pool's per-case limit (seconds)."""
+        if self._closed:
+            raise RuntimeError("the pool is closed")
+        if not isinstance(program, dict):  # a Program or StepProgram
+            program = program.to_dict()
+        self._pending.append((case_id, program, self.timeout if timeout is None else timeout))
+        self._dispatch()
+
+    def results(self, timeout: float | None = None) -> Iterator[tuple]:
+        """Yield (case_id, verdict_dict, info) as cases complete, until none is
+        queued or running, or no result came within `timeout` seconds."""
+        while True:
+            while self._done:
+                yield self._done.popleft()
+            if not self._pending and not self.in_flight:
+                return
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while not self._done:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return
+                self._step(left)
+
+    def run(self, cases: Iterable[tuple], prefetch: int | None = None) -> Iterator[tuple]:
+        """imap_unordered: judge (case_id, program) pairs, drawn lazily from
+        `cases`, keeping every worker busy; yield results as they complete.
+        At most `prefetch` (default: one per worker) cases wait in the queue,
+        so that a worker gets its next case the moment it answers."""
+        prefetch = self.workers if prefetch is None else max(1, prefetch)
+        it = iter(cases)
+        exhausted = False
+        while True:
+            while not exhausted and len(self._pending) < prefetch:
+                try:
+                    case_id, program = next(it)
+                except StopIteration:
+                    exhausted = True
+                else:
+                    self.submit(case_id, program)
+            while self._done:
+                yield self._done.popleft()
+            if exhausted and not self._pending and not self.in_flight:
+                return
+            self._step(None)
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Block until every worker has started (imported torch); True if so.
+        Results that complete meanwhile are kept for results()/run()."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not all(w.ready for w in self._workers):
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            self._step(left)
+        return True
+
+    @property
+    def in_flight(self) -> int:
+        return sum(w.job is not None for w in self._workers)
+
+    def unfinished(self) -> list:
+        """Case ids queued or running (e.g. to record for a resume before close)."""
+        return [w.job.case_id for w in self._workers if w.job] + [c for c, _, _ in self._pending]
+
+    def pids(self) -> list[int]:
+        return [w.proc.pid for w in self._workers if w.proc.pid]
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop every worker (politely, then SIGKILL to its process group);
+        queued and running cases are dropped. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._pending.clear()
+        for w in self._workers:
+            if w.job is None:
+                with contextlib.suppress(OSError, ValueError):
+                    w.conn.send(None)
+        deadline = time.monotonic() + timeout
+        for w in self._workers:
+            if w.job is None:
+                w.proc.join(max(0.0, deadline - time.monotonic()))
+            self._kill(w)
+        self._workers = []
+        _live_pools.discard(self)
+        if self._own_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- workers ------------------------------------------------------------
+
+    def _spawn(self, slot: int) -> _Worker:
+        device = self.devices[slot % len(self.devices)] if self.devices else None
+        home = os.path.join(self.workdir, f"w{slot}")
+        env = dict(self._env,
+                   TORCHINDUCTOR_CACHE_DIR=os.path.join(home, "inductor"),
+                   TRITON_CACHE_DIR=os.path.join(home, "triton"))
+        if device is not None:
+            env["CUDA_VISIBLE_DEVICES"] = str(device)
+        for d in (env["TORCHINDUCTOR_CACHE_DIR"], env["TRITON_CACHE_DIR"]):
+            os.makedirs(d, exist_ok=True)
+        log_path = os.path.join(home, "stderr.log")
+        open(log_path, "w").close()  # the previous worker's tail has been read by now
+        parent_conn, child_conn = self._ctx.Pipe()
+        proc = self._ctx.Process(target=_worker_main, name=f"shapefuzz-worker-{slot}",
+                                 args=(child_conn, env, log_path, self._rerun, self._check_strides, self.kind))
+        with _environ(env):
+            proc.start()
+        child_conn.close()
+        return _Worker(slot=slot, device=device, proc=proc, conn=parent_conn, log_path=log_path,
+                       spawned=time.monotonic())
+
+    def _kill(self, w: _Worker) -> None:
+        """SIGKILL the worker's process group (it and compiler subprocesses)."""
+        with contextlib.suppress(OSError):
+            os.killpg(w.proc.pid, signal.SIGKILL)  # fails harmlessly if it has not called setpgid yet
+        with contextlib.suppress(OSError):
+            w.proc.kill()
+        w.proc.join(5)
+        w.conn.close()
+        with contextlib.suppress(ValueError):  # frees its sentinel fd now, not at garbage collection
+            w.proc.close()
+
+    def _replace(self, w: _Worker, cause: str, graceful: bool = False) -> None:
+        self.restarts[cause] += 1
+        if graceful:
+            with contextlib.suppress(OSError, ValueError):
+                w.conn.send(None)
+                w.proc.join(2)
+        self._kill(w)
+        if not self._closed:
+            self._workers[w.slot] = self._spawn(w.slot)
+
+    # -- scheduling -----------------------------------------------------------
+
+    def _dispatch(self) -> None:
+        for w in list(self._workers):
+            if not self._pending:
+                return
+            if not w.ready or w.job is not None:
+                continue
+            case_id, program, timeout = self._pending.popleft()
+            job = _Job(case_id=case_id, token=next(self._tokens), timeout=timeout, started=time.monotonic())
+            with contextlib.suppress(OSError):
+                w.log_offset = os.path.getsize(w.log_path)
+            try:
+                w.conn.send((job.token, program))
+            except (OSError, ValueError):  # died while idle: requeue, replace
+                self._pending.appendleft((case_id, program, timeout))
+                self._replace(w, "lost")
+                continue
+            job.started = time.monotonic()
+            w.job = job
+
+    def _step(self, timeout: float | None) -> None:
+        """Wait for one event (a message, a death, a deadline) or `timeout`,
+        handle whatever happened, refill idle workers."""
+        if self._closed:
+            return
+        self._dispatch()
+        now = time.monotonic()
+        deadlines = [now + timeout] if timeout is not None else []
+        waitables = []
+        for w in self._workers:
+            waitables += [w.conn, w.proc.sentinel]
+            if w.job is not None:
+                deadlines.append(w.job.started + w.job.timeout)
+            elif not w.ready:
+                deadlines.append(w.spawned + self.start_timeout)
+        _wait(waitables, max(0.0, min(deadlines) - now) if deadlines else None)
+        for w in list(self._workers):
+            self._service(w)
+        self._dispatch()
+
+    def _service(self, w: _Worker) -> None:
+        dead = not self._drain(w)
+        if self._workers[w.slot] is not w:  # replaced while draining (poisoned, recycled)
+            return
+        if dead or not w.proc.is_alive():
+            self._drain(w)  # what it sent just before dying
+            if self._workers[w.slot] is w:
+                self._on_death(w)
+        elif w.job is not None and time.monotonic() >= w.job.started + w.job.timeout:
+            self._on_hang(w)
+        elif not w.ready and time.monotonic() >= w.spawned + self.start_timeout:
+            self._on_start_failure(w, f"did not start within {self.start_timeout:g} s")
+
+    def _drain(self, w: _Worker) -> bool:
+        """Handle every message waiting from w; False if its pipe is closed."""
+        try:
+            while self._workers[w.slot] is w and w.conn.poll():
+                msg = w.conn.recv()
+                if msg[0] == "ready":
+                    w.ready = True
+                    self._start_failures[w.slot] = 0
+                elif msg[0] == "result":
+                    self._on_result(w, *msg[1:])
+        except (EOFError, OSError):
+            return False
+        return True
+
+    def _on_result(self, w: _Worker, token: int, verdict: dict, wall: float, error: str | None,
+                   extra: dict | None = None) -> None:
+        job = w.job
+        if job is None or token != job.token:
+            return  # stale: cannot happen with one case in flight per worker
+        w.job = None
+        w.cases += 1
+        extra = extra or {}
+        cause = replace_cause(verdict) or extra.get("restart")
+        if cause is None and self.recycle_after and w.cases >= self.recycle_after:
+            cause = "recycle"
+        more = {"program": extra["program"]} if extra.get("program") else {}
+        self._complete(w, job, verdict, wall=wall, error=error, restart=cause, **more)
+        if cause:
+            self._replace(w, cause, graceful=cause == "recycle")
+
+    def _complete(self, w: _Worker, job: _Job, verdict: dict, **info) -> None:
+        self.completed += 1
+        info = dict(worker=w.slot, pid=w.proc.pid, device=w.device, elapsed=time.monotonic() - job.started, **info)
+        self._done.append((job.case_id, verdict, info))
+
+    def _on_death(self, w: _Worker) -> None:
+        w.proc.join(1)
+        code = w.proc.exitcode
+        if code is not None and code < 0:
+            name = _signal_name(-code)
+            head = f"worker killed by signal {-code} ({name})"
+            if -code == signal.SIGKILL:
+                head += "\n(SIGKILL from outside: most likely the kernel's OOM killer)"
+        else:
+            name = "WorkerExit"
+            head = f"worker exited with status {code}"
+        if w.job is not None:
+            tail, frames = self._read_log(w)
+            v = Verdict(outcome=Outcome.CRASH, stage=Stage.PROCESS, exc_type=name, frames=frames,
+                        message=_with_tail(head, tail),
+                        seconds=time.monotonic() - w.job.started)
+            job, w.job = w.job, None
+            self._complete(w, job, v.to_dict(), wall=None, error=None, restart="crash")
+            self._replace(w, "crash")
+        elif not w.ready:
+            self._on_start_failure(w, head)
+        else:
+            self._replace(w, "lost")  # died between cases
+
+    def _on_hang(self, w: _Worker) -> None:
+        with contextlib.suppress(OSError):
+            os.kill(w.proc.pid, signal.SIGUSR1)  # faulthandler: dump every thread's stack to the log
+        w.proc.join(_HANG_DUMP_WAIT)  # (it will not exit; this is a sleep that ends early if it dies)
+        tail, frames = self._read_log(w)
+        job, w.job = w.job, None
+        v = Verdict(outcome=Outcome.HANG, stage=Stage.PROCESS, frames=frames, seconds=time.monotonic() - job.started,
+                    message=_with_tail(f"no verdict within the time limit ({job.timeout:g} s); worker killed", tail))
+        self._complete(w, job, v.to_dict(), wall=None, error=None, restart="hang")
+        self._replace(w, "hang")
+
+    def _on_start_failure(self, w: _Worker, why: str) -> None:
+        tail, _ = self._read_log(w, since_case=False)
+        self._start_failures[w.slot] += 1
+        if self._start_failures[w.slot] >= 3:
+            self.close()
+            raise WorkerStartError(f"worker {w.slot} failed to start 3 times; last: {why}\n{tail}")
+        self._replace(w, "start")
+
+    def _read_log(self, w: _Worker, since_case: bool = True) -> tuple[str, list]:
+        """The last TAIL_LINES lines the worker wrote since its case began, and
+        the Python frames of its main thread if faulthandler dumped them."""
+        try:
+            with open(w.log_path, "rb") as f:
+                size = f.seek(0, os.SEEK_END)
+                f.seek(max(w.log_offset if since_case else 0, size - _TAIL_BYTES))
+                lines = f.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return "", []
+        frames, rest = faulthandler_frames(lines)
+        return "\n".join(rest[-TAIL_LINES:]), frames
+
+
+_THREAD = re.compile(r"^(?:Current thread|Thread) 0x[0-9a-fA-F]+")
+_FRAME = re.compile(r'^\s+File "(.*)", line (\d+) in (.+?)\s*$')
+
+
+def faulthandler_frames(lines: list[str]) -> tuple[list[str], list[str]]:
+    """Split a worker's stderr into the stack of its main thread from a
+    faulthandler dump ("file:line:function", innermost last, as in
+    Verdict.frames) and the other lines (what the process itself printed:
+    the stacks, most recent call first, would push the innermost frames out
+    of a tail)."""
+    blocks, rest, cur = [], [], None
+    for ln in lines:
+        if _THREAD.match(ln):
+            cur = []
+            blocks.append(cur)
+            continue
+        m = _FRAME.match(ln) if cur is not None else None
+        if m:
+            cur.append(f"{_short(m.group(1))}:{m.group(2)}:{m.group(3)}")
+            continue
+        if ln.strip():
+            cur = None
+        if ln.strip() and not ln.startswith("Extension modules:"):
+            rest.append(ln)
+    main = [b for b in blocks if any(f.endswith(":_worker_main") for f in b)] or blocks
+    return (list(reversed(main[-1]))[-30:] if main else []), rest
+
+
+def _with_tail(head: str, tail: str) -> str:
+    return f"{head}\n--- worker stderr, last lines ---\n{tail}" if tail else head
+
+
+def _short(path: str) -> str:
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    return path
+
+
+def _signal_name(n: int) -> str:
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"signal {n}"
+
+
+@atexit.register
+def _close_all() -> None:
+    """Runs before multiprocessing's own exit handler, which would otherwise
+    wait forever for workers that wait for work."""
+    for pool in list(_live_pools):
+        pool.close(timeout=1.0)

@@ -1,0 +1,462 @@
+"""Replay a corpus against the installed torch: which bugs still stand?
+
+For every entry, `replay` runs its repro.py in a subprocess. A repro that
+passes (exit 0) means the bug is FIXED. One that fails (exit 1 with its FAIL
+line) is re-judged: `python -m fuzz check ENTRY/program.json --json` in a
+subprocess, and the verdict's signature (computed against the entry's
+program) is compared with the entry's: the same is STILL-FAILING, another is
+CHANGED. An entry that cannot be read (corrupt files), whose repro crashes
+(a traceback instead of a verdict, a missing module) or runs past the time
+limit, or whose program cannot be re-judged, is an ERROR, with the reason.
+
+A torch_xla entry (a step program) replayed by a Python without torch_xla,
+or a CUDA entry on a machine without a CUDA device, is SKIPPED, with the
+reason; it does not fail the run.
+
+Crash and hang findings are matched by what they do: an entry recorded as a
+crash whose repro and re-judge die by the same signal, or recorded as a hang
+whose re-judge runs past the time limit, is still failing (their frames come
+from a different process and would not match).
+
+Subprocesses run in their own session with a fresh Inductor cache (shared by
+one replay), and are killed with their whole process group on timeout.
+
+Exit status of `shapefuzz replay` (for CI):
+  0  every entry is still failing, fixed or skipped (an empty corpus too)
+  1  some entry changed or is an error; with --fail-on-fixed, also when
+     some entry is fixed (time to close its issue and drop the entry)
+  2  the corpus directory does not exist
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from fuzz.kinds import is_step_file, is_step_program
+from fuzz.findings.signature import in_bucket, signature
+from fuzz.judge.verdict import Outcome, Stage, Verdict
+
+STILL_FAILING, FIXED, CHANGED, ERROR, SKIPPED = "still-failing", "fixed", "changed", "error", "skipped"
+STATUSES = (STILL_FAILING, FIXED, CHANGED, ERROR, SKIPPED)  # skipped: needs torch_xla or CUDA, not here
+EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
+FAIL_LINE = "FAIL: compiled and eager disagree"
+FAIL_LINES = (FAIL_LINE, "FAIL: XLA and eager disagree")  # repro.py of a compiled program, of a torch_xla one
+OK_LINE = "OK: compiled and eager agree"
+_TAIL = 20
+_ROOT = Path(__file__).resolve().parent.parent  # holds the fuzz package
+
+
+class ReplayError(Exception):
+    """An entry could not be replayed; the message is the reason."""
+
+
+@dataclass
+class ReplayRow:
+    key: str  # the entry directory's name (its signature key when intact)
+    path: str
+    status: str  # one of STATUSES
+    signature: str = ""  # the entry's signature text ("" when unreadable)
+    new_signature: str = ""  # key of the signature now (when re-judged)
+    new_signature_text: str = ""
+    outcome: str = ""  # outcome of the re-judged program
+    reason: str = ""  # why error / what changed / notes
+    repro_rc: int | None = None  # exit status of repro.py (None: not run or timed out)
+    known: str = ""  # the known issue matching the entry: "URL (status)"
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# -- subprocesses -----------------------------------------------------------------
+
+def _child_env(cache_dir: str | None) -> dict:
+    env = dict(os.environ)
+    paths = [str(_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    env["PYTHONPATH"] = os.pathsep.join(paths)  # custom module:attr backends, and `-m fuzz`
+    if cache_dir:
+        env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _run(cmd: list, *, timeout: float, env: dict, cwd) -> tuple[int | None, str, str]:
+    """(returncode or None on timeout, stdout, stderr). The child leads its own
+    process group; on timeout the whole group is killed."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            text=True, errors="replace", env=env, cwd=str(cwd), start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return proc.returncode, out, err
+    except subprocess.TimeoutExpired:
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = "", ""
+        return None, out or "", err or ""
+
+
+def _tail(text: str, n: int = _TAIL) -> str:
+    lines = [ln for ln in (text or "").splitlines() if ln.strip()]
+    return "\n".join(lines[-n:])
+
+
+def _signal_name(n: int) -> str:
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"signal {n}"
+
+
+def _parse_json_object(out: str) -> dict | None:
+    dec = json.JSONDecoder()
+    for i, ch in enumerate(out):
+        if ch == "{" and (i == 0 or out[i - 1] == "\n"):
+            try:
+                obj, _ = dec.raw_decode(out[i:])
+            except json.JSONDecodeError:
+                continue
+            if isinstance(obj, dict) and "outcome" in obj:
+                return obj
+    return None
+
+
+def judge_in_subprocess(program_path, *, timeout: float = 600.0, python: str | None = None,
+                        cache_dir: str | None = None) -> Verdict:
+    """The verdict of `python -m fuzz check PROGRAM --json`, run in a fresh
+    process. A child killed by a signal is a CRASH verdict, one past the time
+    limit a HANG verdict (as the worker pool reports them); anything else
+    that yields no verdict raises ReplayError."""
+    cmd = [python or sys.executable, "-X", "faulthandler", "-m", "fuzz", "check", str(program_path), "--json"]
+    start = time.monotonic()
+    rc, out, err = _run(cmd, timeout=timeout, env=_child_env(cache_dir), cwd=_ROOT)
+    if rc is None:
+        return Verdict(outcome=Outcome.HANG, stage=Stage.PROCESS, seconds=time.monotonic() - start,
+                       message=f"no verdict within the time limit ({timeout:g} s); worker killed")
+    if rc < 0:
+        try:
+            from fuzz.campaign.workers import faulthandler_frames
+
+            frames, rest = faulthandler_frames(err.splitlines())
+        except ImportError:
+            frames, rest = [], err.splitlines()
+        name = _signal_name(-rc)
+        head = f"worker killed by signal {-rc} ({name})"
+        tail = "\n".join(rest[-40:])
+        return Verdict(outcome=Outcome.CRASH, stage=Stage.PROCESS, exc_type=name, frames=frames,
+                       message=f"{head}\n--- worker stderr, last lines ---\n{tail}" if tail else head,
+                       seconds=time.monotonic() - start)
+    d = _parse_json_object(out) if rc in (0, 1, 2) else None
+    if d is None:
+        raise ReplayError(f"re-judging the program failed (exit {rc}): {_tail(err, 8) or _tail(out, 8)}")
+    try:
+        return Verdict.from_dict(d)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ReplayError(f"re-judging the program gave an unreadable verdict: {e}") from None
+
+
+# -- one entry ----------------------------------------------------------------------
+
+def _known_issues(root: Path):
+    path = root / "known_issues.json"
+    if not path.is_file():
+        return None
+    from fuzz.findings.known import KnownIssues, KnownIssuesError
+
+    try:
+        return KnownIssues.load(path)
+    except KnownIssuesError:
+        return None
+
+
+def replay_entry(entry_dir, *, timeout: float = 600.0, python: str | None = None, cache_dir: str | None = None,
+                 known=None) -> ReplayRow:
+    """Replay one corpus entry; never raises for a bad entry (an ERROR row)."""
+    from fuzz.findings.corpus import CorpusError
+
+    d = Path(entry_dir)
+    row = ReplayRow(key=d.name, path=str(d), status=ERROR)
+    start = time.monotonic()
+    try:
+        _replay_into(row, d, timeout=timeout, python=python, cache_dir=cache_dir, known=known)
+    except CorpusError as e:
+        row.status, row.reason = ERROR, f"corrupt entry: {e.reason}"
+    except ReplayError as e:
+        row.status, row.reason = ERROR, str(e)
+    except OSError as e:
+        row.status, row.reason = ERROR, f"cannot run: {e}"
+    row.seconds = time.monotonic() - start
+    return row
+
+
+def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known) -> None:
+    from fuzz.findings.corpus import Corpus
+
+    entry = Corpus(d.parent).load(d)
+    row.signature = entry.signature.text
+    rule = known.match(entry.signature, entry.verdict) if known is not None else None
+    if rule is not None:
+        row.known = f"{rule.url or 'rule ' + str(rule.index)} ({rule.status})"
+    if entry.meta.get("repro_error"):
+        raise ReplayError(f"no repro: {entry.meta['repro_error']}")
+    steps = is_step_program(entry.program)
+    if steps and python is None and not _have_torch_xla():
+        row.status, row.reason = SKIPPED, ("a torch_xla entry: replay it with the torch_xla venv "
+                                           "(.venv-xla/bin/python -m fuzz replay, docs/xla.md)")
+        return
+    if not steps and entry.program.settings.device.startswith("cuda") \
+            and python is None and not _have_cuda():
+        row.status, row.reason = SKIPPED, "a CUDA entry, and this machine has no CUDA device"
+        return
+    recorded = entry.verdict.outcome
+    rc, out, err = _run([python or sys.executable, "repro.py"], timeout=timeout, env=_child_env(cache_dir), cwd=d)
+    row.repro_rc = rc
+    if rc is None:
+        if recorded is not Outcome.HANG:
+            raise ReplayError(f"timeout: repro.py ran past {timeout:g} s")
+    elif rc == 0:
+        row.status, row.reason = FIXED, _tail(out, 1)
+        if rule is not None and rule.status == "open":
+            row.reason = f"known issue still marked open: {row.known}"
+        return
+    elif rc == 1 and any(line in out for line in FAIL_LINES):
+        pass
+    elif rc < 0 and recorded is Outcome.CRASH:
+        pass
+    else:
+        raise ReplayError(f"repro crashed (exit {rc}): {_tail(err, 12) or _tail(out, 12)}")
+    v = judge_in_subprocess(d / "program.json", timeout=timeout, python=python, cache_dir=cache_dir)
+    sig = signature(v, entry.program)
+    row.outcome, row.new_signature, row.new_signature_text = v.outcome.value, sig.key, sig.text
+    same, note = same_bug(entry, v)
+    if same:
+        row.status, row.reason = STILL_FAILING, note
+        if rule is not None and rule.status in ("fixed", "closed"):
+            row.reason = f"known issue marked {rule.status} still reproduces: {row.known}"
+    else:
+        row.status, row.reason = CHANGED, f"now: {v.summary()}"
+
+
+def _have_torch_xla() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch_xla") is not None
+
+
+def _have_cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def same_bug(entry, v: Verdict) -> tuple[bool, str]:
+    """Whether verdict `v` of the entry's program is the entry's bug, and a
+    note when that was decided by outcome rather than signature: the same
+    signature (computed against the entry's program); for a recorded hang,
+    another hang; for a recorded crash, a crash by the same signal. A shrunk
+    value finding may have fewer op families than its key (see in_bucket)."""
+    if v.is_finding:
+        sig = signature(v, entry.program)
+        if sig.key == entry.key:
+            return True, ""
+        if in_bucket(sig.text, entry.signature.text):
+            return True, "same bucket with a subset of the op families (shrunk)"
+    recorded = entry.verdict.outcome
+    if recorded is Outcome.HANG and v.outcome is Outcome.HANG:
+        return True, "hangs again (hangs are compared by outcome only)"
+    if recorded is Outcome.CRASH and v.outcome is Outcome.CRASH and v.exc_type == entry.verdict.exc_type:
+        return True, f"crashes again with {v.exc_type} (crashes are compared by signal only)"
+    return False, ""
+
+
+# -- the corpus ----------------------------------------------------------------------
+
+def entry_dirs(corpus_root) -> list[Path]:
+    root = Path(corpus_root)
+    return [d for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith(".")]
+
+
+def replay(corpus_root, *, timeout: float = 600, jobs: int = 1, python: str | None = None) -> list[ReplayRow]:
+    """Replay every entry of the corpus (sorted by key), `jobs` at a time;
+    `timeout` bounds each subprocess. Raises FileNotFoundError when the
+    corpus directory does not exist."""
+    root = Path(corpus_root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"no corpus directory {str(root)!r}")
+    dirs = entry_dirs(root)
+    known = _known_issues(root)
+    cache_dir = tempfile.mkdtemp(prefix="replay-inductor-cache-")
+    try:
+        def one(d):
+            return replay_entry(d, timeout=timeout, python=python, cache_dir=cache_dir, known=known)
+
+        if jobs <= 1 or len(dirs) <= 1:
+            return [one(d) for d in dirs]
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            return list(pool.map(one, dirs))
+    finally:
+        shutil.rmtree(cache_dir, ignore_errors=True)
+
+
+def counts(rows: list[ReplayRow]) -> dict:
+    return {s: sum(r.status == s for r in rows) for s in STATUSES}
+
+
+def exit_status(rows: list[ReplayRow], *, fail_on_fixed: bool = False) -> int:
+    """0 when every entry is still failing or fixed; 1 when any changed or is
+    an error (or, with fail_on_fixed, is fixed)."""
+    bad = {CHANGED, ERROR} | ({FIXED} if fail_on_fixed else set())
+    return EXIT_FAIL if any(r.status in bad for r in rows) else EXIT_OK
+
+
+_STYLE = {STILL_FAILING: "yellow", FIXED: "green", CHANGED: "magenta", ERROR: "red", SKIPPED: "dim"}
+
+
+def print_table(rows: list[ReplayRow], *, title: str = "", file=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=file or sys.stdout, soft_wrap=False)
+    table = Table(title=title or None, show_lines=False)
+    table.add_column("entry", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("signature", overflow="fold", max_width=60)
+    table.add_column("detail", overflow="fold", max_width=70)
+    for r in rows:
+        detail = r.reason
+        if r.status == CHANGED and r.new_signature_text:
+            detail = f"{r.new_signature_text}\n{r.reason}"
+        if r.known and r.known not in detail:
+            detail = f"{detail}\nknown: {r.known}".strip()
+        table.add_row(r.key, f"[{_STYLE[r.status]}]{r.status}[/]", r.signature, detail, end_section=False)
+    console.print(table)
+    c = counts(rows)
+    console.print(f"{len(rows)} entries: " + ", ".join(f"{n} {s}" for s, n in c.items()))
+
+
+# -- command line ------------------------------------------------------------------------
+
+def _duration(text: str) -> float:
+    from fuzz.cli import parse_duration
+
+    return parse_duration(text)
+
+
+def cmd_replay(args) -> int:
+    try:
+        rows = replay(args.corpus, timeout=args.timeout, jobs=args.jobs)
+    except FileNotFoundError as e:
+        print(f"shapefuzz: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    status = exit_status(rows, fail_on_fixed=args.fail_on_fixed)
+    if args.json:
+        print(json.dumps({"corpus": str(args.corpus), "rows": [r.to_dict() for r in rows], "counts": counts(rows),
+                          "exit_status": status}, indent=1))
+    else:
+        print_table(rows, title=f"replay of {args.corpus}")
+    return status
+
+
+def add_parser(subparsers):
+    """Register `shapefuzz replay [CORPUS] [--json] [--fail-on-fixed] [--timeout S] [--jobs N]`."""
+    r = subparsers.add_parser(
+        "replay", help="rerun every corpus entry's repro against the installed torch: still-failing, fixed, "
+        "changed or error", description=__doc__.split("\n\n", 1)[1].split("Exit status", 1)[0].strip(),
+        epilog="exit status: 0 every entry still failing or fixed; 1 some entry changed or could not be run "
+        "(or, with --fail-on-fixed, is fixed); 2 no such corpus directory",
+    )
+    r.add_argument("corpus", nargs="?", default="corpus", help="corpus directory (default corpus/)")
+    r.add_argument("--json", action="store_true", help="print the rows as JSON")
+    r.add_argument("--fail-on-fixed", action="store_true", help="exit 1 when an entry is fixed, too")
+    r.add_argument("--timeout", type=_duration, default=600.0, help="per subprocess (default 600s)")
+    r.add_argument("--jobs", "-j", type=int, default=1, help="entries replayed at once (default 1)")
+    r.set_defaults(fn=cmd_replay)
+    return r
+
+
+def cmd_report(args) -> int:
+    from fuzz.findings.corpus import CorpusError
+    from fuzz.findings.report import render_report, report_entry
+
+    try:
+        text = report_entry(args.entry) if args.write else render_report(args.entry)
+    except CorpusError as e:
+        print(f"shapefuzz: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    sys.stdout.write(text)
+    return EXIT_OK
+
+
+def add_report_parser(subparsers):
+    """Register `shapefuzz report ENTRY [--write]`."""
+    r = subparsers.add_parser("report", help="print an issue-ready markdown report of a corpus entry")
+    r.add_argument("entry", help="a corpus entry directory")
+    r.add_argument("--write", action="store_true", help="also save it as report.md in the entry")
+    r.set_defaults(fn=cmd_report)
+    return r
+
+
+def print_ablation(doc: dict, file=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=file or sys.stdout, soft_wrap=False)
+    table = Table(title=f"ablation of {doc['signature']['key']}: {doc['signature']['text']}")
+    for col in ("axis", "variant", "status", "result"):
+        table.add_column(col, overflow="fold")
+    style = {"reproduces": "red", "passes": "green", "other": "magenta", "skipped": "dim", "error": "yellow"}
+    for r in doc["rows"]:
+        result = r["summary"] + (f"\n{r['note']}" if r["note"] else "")
+        table.add_row(r["axis"], r["variant"], f"[{style.get(r['status'], '')}]{r['status']}[/]", result)
+    console.print(table)
+    console.print_json(json.dumps(doc["summary"]))
+
+
+def cmd_triage(args) -> int:
+    from fuzz.findings.corpus import CorpusError
+    from fuzz.findings.triage import triage_entry
+
+    if is_step_file(args.entry):
+        print(f"shapefuzz: {args.entry} is a torch_xla step-program entry; triage ablates torch.compile programs "
+              "(backends, static shapes, Inductor flags) and has no torch_xla variants yet", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        doc = triage_entry(args.entry, isolate=args.isolate, timeout=args.timeout)
+    except CorpusError as e:
+        print(f"shapefuzz: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        print_ablation(doc)
+        print(f"wrote {Path(args.entry) / 'ablation.json'}")
+    return EXIT_OK
+
+
+def add_triage_parser(subparsers):
+    """Register `shapefuzz triage ENTRY [--isolate | --in-process] [--timeout S] [--json]`."""
+    t = subparsers.add_parser("triage", help="ablate a corpus entry (backends, static shapes, devices, Inductor "
+                              "flags) and write ablation.json into it")
+    t.add_argument("entry", help="a corpus entry directory")
+    g = t.add_mutually_exclusive_group()
+    g.add_argument("--isolate", dest="isolate", action="store_true", default=None,
+                   help="judge every variant in a sandboxed worker (default for crash/hang findings)")
+    g.add_argument("--in-process", dest="isolate", action="store_false", help="judge every variant in this process")
+    t.add_argument("--timeout", type=_duration, default=300.0, help="per variant when isolated (default 300s)")
+    t.add_argument("--json", action="store_true", help="print ablation.json instead of a table")
+    t.set_defaults(fn=cmd_triage)
+    return t

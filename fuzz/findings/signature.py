@@ -1,0 +1,241 @@
+"""Signatures: the bucket of a finding.
+
+Two findings share a signature when they are the same bug, whatever program or
+sizes exposed it. For an exception the bucket is outcome + exception type +
+the message with every program-dependent detail masked + the innermost frame
+inside torch/triton/torch_xla. For a value outcome (divergence, shape, stride,
+...) there is no message, so the bucket is deliberately coarse: outcome + what
+kind of value differed + the set of op families in the program.
+
+The shrinker pins the signature, so whatever goes into it must survive
+shrinking: no sizes, no symbol or buffer numbers, no paths or hashes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from fuzz.kinds import is_step_program
+from fuzz.judge.verdict import Outcome, Verdict
+
+# Bump when the bucketing changes, so old corpus entries can be re-bucketed.
+VERSION = 1
+
+_VALUE_OUTCOMES = frozenset({Outcome.DIVERGENCE, Outcome.NONFINITE, Outcome.SHAPE, Outcome.DTYPE,
+                             Outcome.STRIDE, Outcome.INPUT_MUTATION, Outcome.OK})
+_MAX_MESSAGE = 400
+
+
+@dataclass(frozen=True)
+class Signature:
+    key: str  # 12 hex chars of sha256(text): the corpus directory name
+    text: str  # human-readable, "outcome | type | message | frame"
+
+    def to_dict(self) -> dict:
+        return {"key": self.key, "text": self.text, "version": VERSION}
+
+    @staticmethod
+    def from_dict(d: dict) -> "Signature":
+        return Signature(key=d["key"], text=d["text"])
+
+    @staticmethod
+    def of_text(text: str) -> "Signature":
+        return Signature(key=hashlib.sha256(text.encode()).hexdigest()[:12], text=text)
+
+
+# -- messages -----------------------------------------------------------------
+
+def _headline(msg: str) -> str:
+    """The line of a (possibly long) message that names the bug.
+
+    Most torch messages put it first and then add hints, dumps of the graph
+    or of tensors. Exceptions: Triton's CompilationError starts with "at 7:11:"
+    and ends with the real error; a C++ compile error starts with "C++ compile
+    error" and buries "error: ..." in the compiler output; wrappers end their
+    first line with "raised:" and put the cause on the next one.
+    """
+    lines = [ln.strip() for ln in msg.splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    head = lines[0]
+    if re.search(r"\bat \d+:\d+:\s*$", head) and len(lines) > 1:
+        return f"{head} {lines[-1]}"
+    for ln in lines[1:]:
+        m = re.match(r"^(?:\S*:\d+(?::\d+)?:\s*)?(?:fatal )?error:\s*(.+)$", ln)
+        if m:
+            return f"{head}: {m.group(1)}"
+    if head.endswith(":") and len(lines) > 1:
+        return f"{head} {lines[1]}"
+    return head
+
+
+_SYMBOL_PREFIXES = "zuf|zf|ps|ks|tmp|indirect|idx|r0_|r1_|s|u|q|x|y|z|r"
+
+# Ordered: each rule sees the output of the ones before it.
+_RULES = [
+    # a signal or exit status tells crashes apart: keep it out of the number rule
+    (re.compile(r"\b(signal|exit code|exitcode|returncode|return code)[ =:]*-?(\d+)", re.I), r"\1 #\2"),
+    # addresses and object reprs carry ids: "<Foo object at 0x7f..>"
+    (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
+    (re.compile(r"\b(id|pid|tid|rank)[=: ]+\d+"), r"\1=<n>"),
+    # Inductor's generated sources and caches live under hashed paths
+    (re.compile(r"(?:[A-Za-z]:)?[\w./\\-]*(?:torchinductor|inductor_cache|triton[/_]cache)[\w./\\-]*"), "<tmp>"),
+    (re.compile(r"(?:[A-Za-z]:)?[/\\]tmp[/\\][\w./\\-]*"), "<tmp>"),
+    # installed or checked-out torch/triton sources: keep the package-relative part
+    (re.compile(r"(?:[A-Za-z]:)?[\w./\\-]*?[/\\](?=(?:torch_xla|torch|triton)[/\\][\w./\\-]*\.(?:py|h|cpp|cu)\b)"), ""),
+    (re.compile(r"(?<![\w.<>])(?:[A-Za-z]:)?(?:[/\\][\w.-]+)+[/\\]([\w.-]+)"), r"<path>/\1"),
+    # kernel names spell out the fused ops, which differ from program to program
+    (re.compile(r"\btriton_(poi|red|per|tem|for|sca|mix|unk|helper)_\w*"), r"triton_\1_<kernel>"),
+    (re.compile(r"\btriton_+\d+\b"), "triton_<kernel>"),
+    (re.compile(r"\bcpp_fused_\w*"), "cpp_<kernel>"),
+    (re.compile(r"\bkernel_?\d+\b"), "kernel<n>"),
+    # hashes: long alphanumeric runs with both letters and digits
+    (re.compile(r"\b(?=[a-z0-9]*\d)(?=[a-z0-9]*[a-z])[a-z0-9]{20,}\b"), "<hash>"),
+    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b"), "<hash>"),
+    # XLA shapes "f16[4,1]{1,0}": element type, sizes and layout are the program's, not the bug's
+    (re.compile(r"\b(?:pred|bf16|[fsuc]\d{1,3})\[[\d,\s]*\](?:\{[\d,\s]*\})?"), "<xla-shape>"),
+    # buffers, graph inputs, kernel pointers, FX node names: the number is an accident
+    (re.compile(r"\b(buf|arg|in_ptr|out_ptr|in_out_ptr|ptr|primals_|tangents_|getitem_)\d+(_\d+)?\b"), r"\1<n>"),
+    # size symbols keep their class (s: backed, u: unbacked, ps: precomputed, ...)
+    (re.compile(rf"\b({_SYMBOL_PREFIXES})\d+\b"), r"\1?"),
+    (re.compile(r"(?<=_)\d+\b"), "<n>"),
+    (re.compile(r"(?<![\w.#])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\w)(?!\.\d)"), "N"),
+]
+
+# An element of a size list once numbers and symbols are masked: "N", "s?", "N*s? + N".
+_ITEM = r"\s*[-+*/()\s]*(?:(?:N|<n>|[a-z_]+\d*\?)[-+*/()\s]*)+"
+_LIST = re.compile(rf"\[(?:{_ITEM},)*{_ITEM},?\s*\]")
+_TUPLE = re.compile(rf"(?<![\w.])\((?:{_ITEM},)+(?:{_ITEM})?\s*\)")
+
+
+def normalize_message(msg: str) -> str:
+    """The message's headline with program-dependent details masked.
+
+    Masks numbers (N), size lists and tuples ([...], (...)), XLA element
+    shapes (<xla-shape>), size symbols by
+    class (s?, u?, ps?, zuf?, tmp?), buffer/kernel/pointer names (buf<n>,
+    triton_poi_<kernel>, cpp_<kernel>), addresses (<addr>), hashes (<hash>),
+    temporary paths (<tmp>) and other absolute paths (<path>/basename).
+    """
+    s = _headline(msg or "")[:4 * _MAX_MESSAGE]  # bounds the regex work on huge lines
+    for pat, rep in _RULES:
+        s = pat.sub(rep, s)
+    s = _LIST.sub("[...]", s)
+    s = _TUPLE.sub("(...)", s)
+    s = re.sub(r"\s+", " ", s).strip()
+    return s[:_MAX_MESSAGE]
+
+
+# -- frames -------------------------------------------------------------------
+
+_ROOT = re.compile(r"(?:^|/)(torch_xla|torch|triton)/")
+
+# Frames that only forward a call; the bug is never there.
+_TRAMPOLINES = {
+    ("torch._ops", "__call__"), ("torch._ops", "_call_overload_packet_from_python"),
+    ("torch.utils._stats", "wrapper"), ("torch._dynamo.utils", "time_wrapper"),
+    ("torch._compile", "inner"), ("torch._dynamo.eval_frame", "_fn"),
+    ("torch.utils._contextlib", "decorate_context"), ("torch._prims_common.wrappers", "_fn"),
+    ("torch.fx.experimental.recording", "wrapper"),
+}
+
+
+def _parse_frame(frame: str) -> tuple[str, str]:
+    m = re.match(r"^(.*):(\d+):([^:]*)$", frame)
+    if m:
+        return m.group(1), m.group(3)
+    path, _, func = frame.rpartition(":")
+    return path, func
+
+
+def _module_of(path: str) -> str | None:
+    """torch/_inductor/graph.py (anywhere on disk) -> torch._inductor.graph."""
+    path = path.replace("\\", "/")
+    matches = list(_ROOT.finditer(path))
+    if not matches:
+        return None
+    pkgs = max(path.rfind("site-packages/"), path.rfind("dist-packages/"))
+    if pkgs >= 0:
+        after = [m for m in matches if m.start() >= pkgs]
+        m = after[0] if after else matches[-1]
+    else:  # a source checkout: prefer torch over a triton/ folder inside it
+        torchy = [m for m in matches if m.group(1) != "triton"]
+        m = (torchy or matches)[-1]
+    rel = path[m.start(1):]
+    rel = re.sub(r"\.(py|pyx)$", "", rel)
+    mod = rel.replace("/", ".")
+    return mod[: -len(".__init__")] if mod.endswith(".__init__") else mod
+
+
+def innermost_frame(frames: list) -> str:
+    """"module:function" of the innermost frame inside torch, triton or
+    torch_xla, skipping pure call-forwarding frames; "" when there is none."""
+    fallback = ""
+    for frame in reversed(frames or []):
+        path, func = _parse_frame(str(frame))
+        mod = _module_of(path)
+        if mod is None:
+            continue
+        if (mod, func) not in _TRAMPOLINES:
+            return f"{mod}:{func}"
+        fallback = fallback or f"{mod}:{func}"
+    return fallback
+
+
+# CUDA reports kernel faults at some later API call, so the frame is noise.
+_ASYNC_CUDA = re.compile(r"CUDA error|Triton Error \[CUDA\]|CUDA_ERROR|cudaError|device-side assert"
+                         r"|illegal memory access|misaligned address|unspecified launch failure", re.I)
+
+
+# -- signatures ---------------------------------------------------------------
+
+def _families(program) -> str:
+    if program is None:
+        return "*"
+    if is_step_program(program):  # a torch_xla StepProgram: its op kinds (creations, syncs, reads are in all)
+        from fuzz.program.step_ir import OPS as STEP_OPS
+
+        kinds = {STEP_OPS[s.op].kind if s.op in STEP_OPS else f"?{s.op}" for _, s in program.steps()}
+        return ",".join(sorted(kinds - {"create", "sync", "observe"})) or "-"
+    from fuzz.program.opdb import OPS  # lazy: opdb pulls in hypothesis
+    fams = {OPS[c.op].family if c.op in OPS else f"?{c.op}" for c in program.ops}
+    return ",".join(sorted(fams)) or "-"
+
+
+_FAMILIES_RE = re.compile(r"\| families: ([^|]*?) \|")
+
+
+def in_bucket(text: str, target_text: str, relax_families: bool = True) -> bool:
+    """Whether signature `text` falls in the bucket `target_text`: equal, or
+    (value outcomes, `relax_families`) equal but for a non-empty subset of the
+    target's op families. The shrinker accepts such programs, so a shrunk
+    entry's program may carry fewer families than its key was made from."""
+    if text == target_text:
+        return True
+    m, t = _FAMILIES_RE.search(text), _FAMILIES_RE.search(target_text)
+    if not relax_families or not m or not t:
+        return False
+    fams, target = set(m.group(1).split(",")), set(t.group(1).split(","))
+    same_rest = _FAMILIES_RE.sub("|", text) == _FAMILIES_RE.sub("|", target_text)
+    return same_rest and fams <= target and bool(fams - {"-"})
+
+
+def signature(verdict: Verdict, program=None) -> Signature:
+    """The bucket of `verdict`. `program` is needed for value outcomes (its op
+    families are part of the bucket); without it they read "*"."""
+    outcome = verdict.outcome.value
+    if verdict.outcome in _VALUE_OUTCOMES and not verdict.exc_type:
+        where = re.sub(r"[\s\d]+.*$", "", verdict.where.strip()) or "-"
+        device = "-"
+        if program is not None:
+            device = "xla" if is_step_program(program) else program.settings.device.split(":")[0]
+        text = f"{outcome} | {where} | families: {_families(program)} | device: {device}"
+        return Signature.of_text(text)
+    exc = verdict.exc_type.rsplit(".", 1)[-1] if verdict.exc_type else "-"
+    msg = normalize_message(verdict.message)
+    if msg.startswith(f"{exc}: "):  # str(e) vs a log line that repeats the type
+        msg = msg[len(exc) + 2:]
+    frame = "" if _ASYNC_CUDA.search(verdict.message or "") else innermost_frame(verdict.frames)
+    return Signature.of_text(f"{outcome} | {exc} | {msg or '-'} | {frame or '-'}")

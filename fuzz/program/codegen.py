@@ -1,0 +1,205 @@
+"""Program -> Python source.
+
+`module_source` is the program as plain torch code (inputs, markings, the
+function); the in-process interpreter executes exactly this text, and
+`repro_source` adds the comparison rule (fuzz/compare.py, copied verbatim) and
+a main() that compiles, runs the size schedule and exits 1 on disagreement.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+from fuzz.judge import compare as _compare
+from fuzz.program.ir import Program, RunSettings
+from fuzz.program.opdb import OPS
+from fuzz.program.typecheck import typecheck
+
+BUILTIN_BACKENDS = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor", "openxla")
+
+
+def _dims(shape) -> str:
+    items = [str(d) for d in shape]
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _numel_expr(shape) -> str:
+    return " * ".join(str(d) for d in shape) or "1"
+
+
+def input_lines(p: Program) -> list[str]:
+    lines = []
+    for x in p.inputs:
+        dt, shape = f"torch.{x.dtype}", list(x.shape)
+        args = f"{dt}, {x.scale!r}, g, fp64"
+        if x.layout == "transposed":
+            base = shape[:-2] + [shape[-1], shape[-2]]
+            expr = f"make({_dims(base)}, {args}).transpose(-1, -2)"
+        elif x.layout == "offset":
+            expr = f"make((3 + {_numel_expr(shape)},), {args})[3:].view({_dims(shape)})"
+        elif x.layout == "expanded":
+            base = list(shape)
+            base[x.layout_dim] = 1
+            expr = f"make({_dims(base)}, {args}).expand({_dims(shape)})"
+        else:
+            expr = f"make({_dims(shape)}, {args})"
+        lines.append(f"    {x.name} = {expr}")
+    return lines
+
+
+def mark_lines(p: Program) -> list[str]:
+    fn = {"dynamic": "torch._dynamo.mark_dynamic", "maybe_dynamic": "torch._dynamo.maybe_mark_dynamic",
+          "unbacked": "torch._dynamo.decorators.mark_unbacked"}
+    return [f"    {fn[m]}({x.name}, {d})" for x in p.inputs for d, m in enumerate(x.marks) if m != "static"]
+
+
+def program_lines(p: Program) -> list[str]:
+    env = typecheck(p)
+    lines = [f"def program({', '.join(x.name for x in p.inputs)}):"]
+    for call in p.ops:
+        spec = OPS[call.op]
+        r = spec.render(call.args, call.params, [env[a] for a in call.args])
+        if isinstance(r, tuple):
+            stmts, result = r
+            lines += [f"    {s}" for s in stmts]
+            r = result
+        lines.append(f"    {call.out} = {r}")
+    outs = ", ".join(p.outputs)
+    lines.append(f"    return ({outs}{',' if len(p.outputs) == 1 else ''})")
+    return lines
+
+
+def module_source(p: Program) -> str:
+    syms = list(p.sizes)
+    schedule = [p.sizes_at(i) for i in range(p.calls)]
+    marks = mark_lines(p)
+    names = ", ".join(x.name for x in p.inputs)
+    out = [
+        "import torch",
+        "import torch.nn.functional as F",
+        "",
+        f"SEED = {p.seed}",
+        f"DEVICE = {p.settings.device!r}",
+        "# The size schedule: one compiled callable is called once per entry.",
+        f"SIZES = {json.dumps(schedule)}",
+        "",
+        "",
+        "def make(shape, dtype, scale, g, fp64):",
+        "    if dtype.is_floating_point:",
+        "        t = (torch.randn(shape, generator=g) * scale).to(dtype)",
+        "        t = t.double() if fp64 else t",
+        "    elif dtype == torch.bool:",
+        "        t = torch.randint(0, 2, shape, generator=g).bool()",
+        "    else:",
+        "        t = torch.randint(-8, 9, shape, generator=g).to(dtype)",
+        "    return t.to(DEVICE)",
+        "",
+        "",
+        "def make_inputs(call, fp64=False):",
+        "    \"\"\"The inputs of one call, the same every time; fp64=True gives the float64 reference's.\"\"\"",
+    ]
+    if syms:
+        out.append(f"    {', '.join(syms)} = " + ", ".join(f"SIZES[call][{s!r}]" for s in syms))
+    out += ["    g = torch.Generator().manual_seed(SEED * 1000 + call)"]
+    out += input_lines(p)
+    out += [f"    return [{names}]", "", "", f"def mark_inputs({names}):"]
+    out += marks or ["    pass"]
+    out += ["", ""] + program_lines(p)
+    return "\n".join(out) + "\n"
+
+
+def compile_call(p: Program) -> tuple[list[str], str]:
+    """(import lines, the torch.compile(...) expression) for p's settings."""
+    s = p.settings
+    imports = ["import torch_xla"] if s.backend == "openxla" else []  # registers the openxla backend
+    if s.backend in BUILTIN_BACKENDS:
+        backend = repr(s.backend)
+    else:
+        mod, _, attr = s.backend.partition(":")
+        imports.append("import importlib")
+        backend = f"getattr(importlib.import_module({mod!r}), {attr!r})"
+    kw = [f"backend={backend}", f"dynamic={s.dynamic!r}"]
+    if s.backend == "inductor":
+        from fuzz.judge.backends import known_inductor_options
+
+        s = RunSettings(**{**s.__dict__, "options": known_inductor_options(s.options or {})})
+        if s.mode and s.options:  # torch.compile takes one of mode/options
+            kw.append(f"options={{**torch._inductor.list_mode_options({s.mode!r}, {s.dynamic!r}), **{s.options!r}}}")
+        elif s.mode:
+            kw.append(f"mode={s.mode!r}")
+        elif s.options:
+            kw.append(f"options={s.options!r}")
+    return imports, f"torch.compile(program, {', '.join(kw)})"
+
+
+_MAIN = '''
+
+def main():
+    torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch._inductor.config.fallback_random = True
+    compiled = {compile_expr}
+    failed = False
+    for call, sizes in enumerate(SIZES):
+        try:
+            eager_inputs = make_inputs(call)
+            expected = program(*eager_inputs)
+        except Exception as e:
+            eager_inputs, expected = None, e
+        try:
+            ref64_inputs = make_inputs(call, fp64=True)
+            ref64 = program(*ref64_inputs)
+        except Exception:
+            ref64_inputs = ref64 = None
+        inputs = make_inputs(call)
+        mark_inputs(*inputs)
+        try:
+            actual = compiled(*inputs)
+        except Exception as e:
+            if isinstance(expected, Exception):
+                print(f"call {{call}} {{sizes}}: eager and compiled both raise; not a compiler bug")
+                continue
+            print(f"call {{call}} {{sizes}}: compiled raised {{type(e).__name__}}: {{e}}")
+            failed = True
+            break
+        if isinstance(expected, Exception):
+            print(f"call {{call}} {{sizes}}: eager raised {{type(expected).__name__}}: {{expected}}; compiled returned")
+            failed = True
+            break
+        problems = [("output", *bad) for bad in compare_outputs(actual, expected, ref64)]
+        problems += [("input", *bad) for bad in compare_outputs(inputs, eager_inputs, ref64_inputs)]
+        for where, i, kind, detail in problems:
+            print(f"call {{call}} {{sizes}}: {{where}} {{i}}: {{kind}} mismatch {{detail}}")
+            if kind in ("values", "nonfinite"):
+                got = (actual if where == "output" else inputs)[i]
+                want = (expected if where == "output" else eager_inputs)[i]
+                print("  compiled:", got.flatten()[:8].tolist())
+                print("  eager:   ", want.flatten()[:8].tolist())
+        if problems:
+            failed = True
+            break
+    print("FAIL: compiled and eager disagree" if failed else "OK: compiled and eager agree")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def compare_source() -> str:
+    src = inspect.getsource(_compare)
+    # drop the module docstring and the torch import: the repro has both already
+    body = src.split('"""', 2)[2].replace("import torch\n", "", 1)
+    return "# The comparison rule (float64 reference, per-dtype tolerance).\n" + body.strip() + "\n"
+
+
+def repro_source(p: Program, title: str = "") -> str:
+    imports, compile_expr = compile_call(p)
+    head = [f'"""{title or "shapefuzz repro"}', "",
+            "Runs the program eagerly (and in float64 as a reference) and compiled over the",
+            "size schedule; exits 1 when compiled and eager disagree, 0 when they agree.", '"""',
+            "import sys"] + imports
+    return "\n".join(head) + "\n" + module_source(p) + "\n\n" + compare_source() + _MAIN.format(compile_expr=compile_expr)

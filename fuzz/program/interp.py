@@ -1,0 +1,30 @@
+"""Program -> Python callables, by executing the code generator's text, so
+the in-process run and the standalone repro.py cannot drift apart."""
+
+from __future__ import annotations
+
+import hashlib
+import linecache
+from dataclasses import dataclass
+from typing import Callable
+
+from fuzz.program.codegen import module_source
+from fuzz.program.ir import Program
+
+
+@dataclass
+class Loaded:
+    program: Callable  # the program function (uncompiled)
+    make_inputs: Callable  # make_inputs(call, fp64=False) -> list of tensors
+    mark_inputs: Callable  # applies the dynamic markings in place
+    source: str
+
+
+def load(p: Program) -> Loaded:
+    src = module_source(p)
+    # A linecache entry gives tracebacks and Dynamo real source lines.
+    filename = f"<shapefuzz-{hashlib.sha1(src.encode()).hexdigest()[:12]}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    ns: dict = {"__name__": "shapefuzz_program"}
+    exec(compile(src, filename, "exec"), ns)
+    return Loaded(ns["program"], ns["make_inputs"], ns["mark_inputs"], src)

@@ -1,0 +1,201 @@
+"""OpSpec: one declaration per op, consumed by the strategies (which args and
+params are valid), the validator (check), the shape inference (infer) and the
+code generator (render). Families are built by small factories in opdb.py.
+
+Widths (pad widths, narrow lengths) are either an int or a size-relative
+expression {"dim": d, "div": k, "add": c} meaning `arg.shape[d] // k + c`, so
+that programs exercise size-dependent symbolic arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from hypothesis import strategies as st
+
+from fuzz.program.symbolic import Dim, ValueInfo
+
+# Simplest family first: the strategies draw families in this order.
+FAMILIES = ("pointwise", "binary", "pad", "view", "reduction", "cat", "inplace")
+
+Args = list  # list[ValueInfo]
+Params = dict
+
+
+def _no_guards(args: Args, params: Params) -> set:
+    return set()
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    family: str
+    arity: int
+    accepts: Callable[[ValueInfo], bool]
+    params: Callable[[Args], st.SearchStrategy]
+    check: Callable[[Args, Params], str | None]
+    infer: Callable[[Args, Params, str], ValueInfo]
+    render: Callable[[list, Params, Args], Any]  # (names, params, arg infos) -> expression, or (statements, result)
+    pair: Callable[[ValueInfo, ValueInfo], bool] | None = None
+    guards: Callable[[Args, Params], set] = _no_guards
+    mutates: bool = False
+    inputs_only: bool = False
+    doc: str = ""
+
+    def __post_init__(self):
+        if self.family not in FAMILIES:
+            raise ValueError(f"op {self.name!r}: family {self.family!r} is not one of {FAMILIES}")
+        if self.arity not in (1, 2):
+            raise ValueError(f"op {self.name!r}: arity must be 1 or 2, got {self.arity}")
+        if (self.arity == 2) != (self.pair is not None):
+            raise ValueError(f"op {self.name!r}: set `pair` exactly when arity == 2")
+        if self.mutates != (self.family == "inplace"):
+            raise ValueError(f"op {self.name!r}: `mutates` must be set exactly for the inplace family")
+        if not self.name.isidentifier():
+            raise ValueError(f"op {self.name!r}: name must be an identifier")
+
+    def applicable(self, a: ValueInfo, values: list[ValueInfo]) -> bool:
+        if self.inputs_only and not a.is_input:
+            return False
+        if self.mutates and a.overlapping:
+            return False
+        if not self.accepts(a):
+            return False
+        return self.arity == 1 or any(self.pair(a, b) for b in values)
+
+
+# ---- widths ---------------------------------------------------------------
+
+def width_values(w, info: ValueInfo) -> tuple[int, ...]:
+    """The width at each call of the schedule."""
+    if isinstance(w, int):
+        return (w,) * info.calls
+    d = info.shape[w["dim"]]
+    return tuple(v // w["div"] + w["add"] for v in d.values)
+
+
+def render_width(w, arg: str) -> str:
+    if isinstance(w, int):
+        return str(w)
+    s = f"{arg}.shape[{w['dim']}] // {w['div']}"
+    if w["add"]:
+        s += f" {'+' if w['add'] > 0 else '-'} {abs(w['add'])}"
+    return s
+
+
+def width_syms(w, info: ValueInfo) -> set:
+    return set() if isinstance(w, int) else set(info.shape[w["dim"]].syms)
+
+
+def check_width(w, info: ValueInfo) -> str | None:
+    if isinstance(w, bool) or not isinstance(w, (int, dict)):
+        return f"width {w!r} must be an int or a {{dim, div, add}} dict"
+    if isinstance(w, dict):
+        if set(w) != {"dim", "div", "add"}:
+            return f"width {w!r} must have exactly the keys dim, div, add"
+        if not isinstance(w["div"], int) or w["div"] < 1:
+            return f"width {w!r}: div must be a positive int"
+        if not isinstance(w["dim"], int) or not -info.rank <= w["dim"] < info.rank:
+            return f"width {w!r}: dim out of range for rank {info.rank}"
+    return None
+
+
+def _clip(lo: int, hi: int, lim: int) -> tuple[int, int]:
+    """[lo, hi] cut to [-lim, lim] where they overlap, else the end nearest 0."""
+    a, b = max(lo, -lim), min(hi, lim)
+    if a > b:
+        a = b = lo if lo > lim else hi
+    return a, b
+
+
+def widths(info: ValueInfo, lo: tuple[int, ...], hi: tuple[int, ...], *, max_literal: int = 4) -> st.SearchStrategy:
+    """Widths w with lo[i] <= w <= hi[i] at every call i: a literal first
+    (shrinks towards 0, or the bound nearest 0), else `shape[d] // k + c` on
+    a symbolic dim. Raises ValueError when no width fits."""
+    options = []
+    if max(lo) <= min(hi):
+        options.append(st.integers(*_clip(max(lo), min(hi), max_literal)))
+    rel = []
+    for d, dim in enumerate(info.shape):
+        if dim.is_literal:
+            continue
+        for k in (2, 3, 1):
+            c_lo = max(l - v // k for l, v in zip(lo, dim.values))
+            c_hi = min(h - v // k for h, v in zip(hi, dim.values))
+            if c_lo <= c_hi:
+                rel.append((d - info.rank, k, *_clip(c_lo, c_hi, 2)))
+    if rel:
+        options.append(
+            st.sampled_from(rel).flatmap(
+                lambda r: st.integers(r[2], r[3]).map(lambda c: {"dim": r[0], "div": r[1], "add": c})
+            )
+        )
+    if not options:
+        raise ValueError("no width satisfies the range at every call")
+    return st.one_of(options)
+
+
+# ---- small helpers shared by factories --------------------------------------
+
+def calls(info: ValueInfo) -> int:
+    return info.calls
+
+
+def product_dim(dims: list[Dim], calls_: int) -> Dim:
+    if not dims:
+        return Dim.literal(1, calls_)
+    vals = tuple(math.prod(d.values[i] for d in dims) for i in range(calls_))
+    if all(d.is_literal for d in dims):
+        return Dim.literal(vals[0], calls_)
+    syms = frozenset().union(*(d.syms for d in dims))
+    return Dim("*".join(d.key for d in dims), 0, vals, syms)
+
+
+def py_literal(v) -> str:
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "float('inf')" if v > 0 else "float('-inf')"
+        if math.isnan(v):
+            return "float('nan')"
+    return repr(v)
+
+
+def index_expr(dim: int, item: str) -> str:
+    """Index text applying `item` at a negative dim, valid for any rank."""
+    return ", ".join(["...", item] + [":"] * (-dim - 1))
+
+
+def slice_text(start, stop, step) -> str:
+    s = f"{'' if start is None else start}:{'' if stop is None else stop}"
+    if step != 1:
+        s += f":{step}"
+    return s
+
+
+def slice_len(v: int, start, stop, step) -> int:
+    return len(range(*slice(start, stop, step).indices(v)))
+
+
+@dataclass
+class Registry:
+    ops: dict = field(default_factory=dict)
+
+    def add(self, spec: OpSpec) -> OpSpec:
+        if spec.name in self.ops:
+            raise ValueError(f"op {spec.name!r} is declared twice")
+        self.ops[spec.name] = spec
+        return spec
+
+    def __getitem__(self, name: str) -> OpSpec:
+        return self.ops[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.ops
+
+    def __iter__(self):
+        return iter(self.ops.values())
+
+    def family(self, fam: str) -> list[OpSpec]:
+        return [o for o in self.ops.values() if o.family == fam]
