@@ -1,0 +1,9 @@
+"""The op database as a package: one module per op family, each adding its
+entries to the one registry (common.OPS). Import order is registration
+order, which is the order the strategies offer ops within a family."""
+
+from fuzz.program.ops import pointwise, pads, views, reductions, cat, inplace  # noqa: F401,E401 - registers
+from fuzz.program.ops.common import MAX_RANK, OPS
+from fuzz.program.ops.pads import PAD_MODES
+
+__all__ = ["OPS", "MAX_RANK", "PAD_MODES"]

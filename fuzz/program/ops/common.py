@@ -1,0 +1,81 @@
+"""What every op family shares: the registry they add to, dtype sets, result
+constructors and small param strategies."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from fuzz.program import dtypes as D
+from fuzz.program.opspec import Registry
+from fuzz.program.symbolic import ValueInfo
+
+OPS = Registry()
+MAX_RANK = 6
+
+_ANY = frozenset(D.ALL)
+_NUMERIC = frozenset(D.ALL) - {"bool"}
+_FLOAT = frozenset(D.FLOATING)
+_INTLIKE = frozenset(D.INTEGRAL) | {"bool"}
+
+
+def _fresh(info: ValueInfo, out: str, **kw) -> ValueInfo:
+    """A newly allocated result: own storage, no overlap, not an input."""
+    base = dict(shape=info.shape, dtype=info.dtype, root=out, calls=info.calls, overlapping=False, is_input=False)
+    base.update(kw)
+    return ValueInfo(**base)
+
+
+def _view(info: ValueInfo, shape, **kw) -> ValueInfo:
+    """A view: same storage root; overlap is inherited."""
+    return ValueInfo(shape=tuple(shape), dtype=info.dtype, root=info.root, calls=info.calls,
+                     overlapping=kw.get("overlapping", info.overlapping), is_input=False)
+
+
+def _syms(*dims) -> set:
+    out = set()
+    for d in dims:
+        out |= set(d.syms)
+    return out
+
+
+def _all_syms(*infos) -> set:
+    return _syms(*(d for i in infos for d in i.shape))
+
+
+def _none(*_):
+    return None
+
+
+def _dim_in(a, d):
+    return isinstance(d, int) and not isinstance(d, bool) and -a.rank <= d < a.rank
+
+
+_SLICE_BOUNDS = [None, 1, -1, 2, 0, -2, 3]
+
+
+_FLOAT_BOUNDS = [(-1.0, 1.0), (0.0, 6.0), (-0.5, None), (None, 0.5)]
+_INT_BOUNDS = [(-2, 2), (0, 3), (-1, None), (None, 1)]
+
+
+def _clamp_params(a: ValueInfo):
+    bounds = _FLOAT_BOUNDS if D.is_floating(a.dtype) else _INT_BOUNDS
+    return st.sampled_from(bounds).map(lambda b: {"min": b[0], "max": b[1]})
+
+
+def _clamp_check(a: ValueInfo, p):
+    if p.get("min") is None and p.get("max") is None:
+        return "clamp needs min or max"
+    kinds = [type(v) for v in (p.get("min"), p.get("max")) if v is not None]
+    if not D.is_floating(a.dtype) and float in kinds:
+        return f"clamp of {a.dtype} with float bounds changes its dtype"
+    return None
+
+
+
+_SCALARS_FLOAT = [1.0, 2.5, -0.5, 0.0, 1e4, float("inf")]
+_SCALARS_INT = [1, 2, -3, 0]
+
+
+def _scalar_for(dt: str):
+    return st.sampled_from(_SCALARS_FLOAT if D.is_floating(dt) else _SCALARS_INT)
+

@@ -1,0 +1,163 @@
+"""Pointwise ops: unary, with a scalar, casts, and binary with broadcasting."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from fuzz.program import dtypes as D
+from fuzz.program.opspec import (OpSpec, py_literal)
+from fuzz.program.ops.common import OPS
+from fuzz.program.ops.common import (_ANY, _FLOAT, _INTLIKE, _NUMERIC, _all_syms, _clamp_check, _clamp_params, _fresh, _scalar_for)
+from fuzz.program.symbolic import broadcast_shape, broadcastable
+
+# ---- pointwise: unary --------------------------------------------------------
+
+def unary(name, expr, dtypes=_ANY, result=lambda dt: dt, params=None, check=None, doc=""):
+    """A pointwise op of one tensor; `expr` formats {a} and the params."""
+    return OPS.add(OpSpec(
+        name=name, family="pointwise", arity=1,
+        accepts=lambda a: a.dtype in dtypes,
+        params=(lambda args: params(args[0])) if params else (lambda args: st.just({})),
+        check=lambda args, p: (None if args[0].dtype in dtypes else f"{name} does not take {args[0].dtype}")
+        or (check(args[0], p) if check else None),
+        infer=lambda args, p, out: _fresh(args[0], out, dtype=result(args[0].dtype)),
+        render=lambda names, p, infos: expr.format(a=names[0], **{k: py_literal(v) for k, v in p.items()}),
+        doc=doc or expr,
+    ))
+
+
+_same = lambda dt: dt
+_flt = D.floating_result
+_to_bool = lambda dt: "bool"
+
+unary("relu", "torch.relu({a})", _NUMERIC)
+unary("sigmoid", "torch.sigmoid({a})", _ANY, _flt)
+unary("tanh", "torch.tanh({a})", _ANY, _flt)
+unary("exp", "torch.exp({a})", _ANY, _flt)
+unary("log1p_abs", "torch.log1p({a}.abs())", _NUMERIC, _flt, doc="log1p on its safe domain")
+unary("abs", "torch.abs({a})", _NUMERIC)
+unary("neg", "torch.neg({a})", _NUMERIC)
+unary("sqrt_abs", "torch.sqrt({a}.abs())", _NUMERIC, _flt, doc="sqrt on its safe domain")
+unary("sin", "torch.sin({a})", _ANY, _flt)
+unary("cos", "torch.cos({a})", _ANY, _flt)
+unary("floor", "torch.floor({a})", _NUMERIC)
+unary("ceil", "torch.ceil({a})", _NUMERIC)
+unary("trunc", "torch.trunc({a})", _NUMERIC)
+unary("round", "torch.round({a})", _NUMERIC)
+unary("frac", "torch.frac({a})", _FLOAT)
+unary("erf", "torch.erf({a})", _ANY, _flt)
+unary("expm1", "torch.expm1({a})", _ANY, _flt)
+unary("atan", "torch.atan({a})", _ANY, _flt)
+unary("reciprocal", "torch.reciprocal({a})", _ANY, _flt)
+unary("rsqrt_abs", "torch.rsqrt({a}.abs())", _NUMERIC, _flt, doc="rsqrt on its safe domain")
+unary("sign", "torch.sign({a})", _ANY)
+unary("square", "torch.square({a})", _NUMERIC)
+unary("gelu", "F.gelu({a})", _FLOAT)
+unary("silu", "F.silu({a})", _FLOAT)
+unary("softplus", "F.softplus({a})", _FLOAT)
+unary("elu", "F.elu({a})", _FLOAT)
+unary("hardsigmoid", "F.hardsigmoid({a})", _FLOAT)
+unary("leaky_relu", "F.leaky_relu({a}, 0.1)", _FLOAT)
+unary("nan_to_num", "torch.nan_to_num({a})", _ANY)
+unary("logical_not", "torch.logical_not({a})", _ANY, _to_bool)
+unary("bitwise_not", "torch.bitwise_not({a})", _INTLIKE)
+unary("isnan", "torch.isnan({a})", _ANY, _to_bool)
+unary("signbit", "torch.signbit({a})", _NUMERIC, _to_bool)
+
+unary("clamp", "torch.clamp({a}, min={min}, max={max})", _NUMERIC, params=_clamp_params, check=_clamp_check,
+      doc="torch.clamp with constant bounds")
+
+
+def scalar_binary(name, expr, dtypes=_NUMERIC, result=None, doc=""):
+    """tensor <op> python scalar; the scalar's kind follows the tensor's."""
+    return unary(
+        name, expr, dtypes,
+        result=lambda dt: result(dt) if result else dt,
+        params=lambda a: _scalar_for(a.dtype).map(lambda s: {"s": s}),
+        check=lambda a, p: None if isinstance(p.get("s"), (int, float)) else "scalar param s must be a number",
+        doc=doc or expr,
+    )
+
+
+scalar_binary("add_scalar", "({a} + {s})")
+scalar_binary("mul_scalar", "({a} * {s})")
+scalar_binary("sub_scalar", "({a} - {s})")
+scalar_binary("div_scalar", "({a} / {s})", result=_flt)
+scalar_binary("pow_scalar", "torch.pow({a}, 2)", _FLOAT)
+scalar_binary("where_scalar", "torch.where({a} > 0, {a}, {s})")
+scalar_binary("maximum_scalar", "torch.clamp_min({a}, {s})")
+
+
+def _cast_targets(dt: str):
+    # float -> int casts of NaN/inf/out-of-range values are undefined behaviour,
+    # so they are never drawn.
+    if D.is_floating(dt):
+        return list(D.FLOATING) + ["bool"]
+    return list(D.ALL)
+
+
+def _cast_check(a, p):
+    to = p.get("to")
+    if to not in D.ALL:
+        return f"cast target {to!r} is not a dtype"
+    if D.is_floating(a.dtype) and to in D.INTEGRAL:
+        return "float to int casts are undefined for NaN/inf and never drawn"
+    return None
+
+
+OPS.add(OpSpec(
+    name="cast", family="pointwise", arity=1,
+    accepts=lambda a: True,
+    params=lambda args: st.sampled_from(_cast_targets(args[0].dtype)).map(lambda t: {"to": t}),
+    check=lambda args, p: _cast_check(args[0], p),
+    infer=lambda args, p, out: _fresh(args[0], out, dtype=p["to"]),
+    render=lambda n, p, i: f"{n[0]}.to(torch.{p['to']})",
+    doc="explicit dtype cast",
+))
+
+
+# ---- pointwise: binary (tensor, tensor) with broadcasting ---------------------
+
+def binary(name, expr, dtypes=_ANY, result=D.promote, pair_ok=None, doc=""):
+    """A pointwise op of two broadcastable tensors."""
+    def ok(a, b):
+        return (b.dtype in dtypes and broadcastable(a.shape, b.shape)
+                and (pair_ok is None or pair_ok(a.dtype, b.dtype)))
+
+    def check(args, p):
+        a, b = args
+        if a.dtype not in dtypes or b.dtype not in dtypes:
+            return f"{name} does not take {a.dtype} and {b.dtype}"
+        if not broadcastable(a.shape, b.shape):
+            return f"{name}: shapes {[d.key for d in a.shape]} and {[d.key for d in b.shape]} do not broadcast"
+        if pair_ok is not None and not pair_ok(a.dtype, b.dtype):
+            return f"{name} does not take {a.dtype} with {b.dtype}"
+        return None
+
+    return OPS.add(OpSpec(
+        name=name, family="binary", arity=2,
+        accepts=lambda a: a.dtype in dtypes, pair=ok,
+        params=lambda args: st.just({}), check=check,
+        infer=lambda args, p, out: _fresh(args[0], out, shape=broadcast_shape(args[0].shape, args[1].shape),
+                                          dtype=result(args[0].dtype, args[1].dtype)),
+        render=lambda n, p, i: expr.format(a=n[0], b=n[1]),
+        # broadcasting two different tensors relates their sizes: a guard.
+        guards=lambda args, p: _all_syms(*args),
+        doc=doc or expr.format(a="a", b="b"),
+    ))
+
+
+binary("add", "({a} + {b})")
+binary("sub", "({a} - {b})", _NUMERIC)
+binary("mul", "({a} * {b})")
+binary("div", "({a} / {b})", result=lambda x, y: D.floating_result(D.promote(x, y)))
+binary("maximum", "torch.maximum({a}, {b})")
+binary("minimum", "torch.minimum({a}, {b})")
+binary("atan2", "torch.atan2({a}, {b})", result=lambda x, y: D.floating_result(D.promote(x, y)))
+binary("eq", "({a} == {b})", result=lambda x, y: "bool")
+binary("lt", "({a} < {b})", result=lambda x, y: "bool")
+binary("logical_and", "torch.logical_and({a}, {b})", result=lambda x, y: "bool")
+binary("where", "torch.where({a} > 0, {a}, {b})", _NUMERIC, doc="where(a > 0, a, b)")
+binary("bitwise_xor", "({a} ^ {b})", _INTLIKE)
+
+

@@ -1,0 +1,203 @@
+"""Views: slicing, narrow, transpose/permute, (un)squeeze, expand, flatten/reshape, as_strided."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from fuzz.program.opspec import (OpSpec, calls, check_width, index_expr, product_dim, render_width,
+                                 slice_len, slice_text, width_syms, width_values, widths)
+from fuzz.program.ops.common import MAX_RANK, OPS
+from fuzz.program.ops.common import (_SLICE_BOUNDS,
+                                     _dim_in, _view)
+from fuzz.program.symbolic import Dim, norm_dim
+
+# ---- views -------------------------------------------------------------------
+
+def view_op(name, accepts, params, check, shape_fn, render, overlapping=None, guards=None, inputs_only=False, doc=""):
+    return OPS.add(OpSpec(
+        name=name, family="view", arity=1, accepts=accepts,
+        params=lambda args: params(args[0]), check=lambda args, p: check(args[0], p),
+        infer=lambda args, p, out: _view(args[0], shape_fn(args[0], p),
+                                         overlapping=(overlapping(args[0], p) if overlapping else args[0].overlapping)),
+        render=lambda n, p, i: render(n[0], p, i[0]),
+        guards=(lambda args, p: guards(args[0], p)) if guards else (lambda args, p: set()),
+        inputs_only=inputs_only, doc=doc,
+    ))
+
+
+
+def _slice_params(a):
+    return st.fixed_dictionaries({
+        "dim": st.integers(-a.rank, -1),
+        "start": st.sampled_from(_SLICE_BOUNDS),
+        "stop": st.sampled_from(_SLICE_BOUNDS),
+        "step": st.sampled_from([1, 2, 3]),
+    })
+
+
+def _slice_check(a, p):
+    if not _dim_in(a, p.get("dim")) or p["dim"] >= 0:
+        return f"slice dim {p.get('dim')!r} must be negative and in range for rank {a.rank}"
+    if not isinstance(p.get("step"), int) or p["step"] < 1:
+        return "slice step must be a positive int"
+    return None
+
+
+def _slice_shape(a, p):
+    d = norm_dim(p["dim"], a.rank)
+    shape = list(a.shape)
+    start, stop, step = p["start"], p["stop"], p["step"]
+    shape[d] = a.shape[d].mapped(f"[{slice_text(start, stop, step)}]", lambda v: slice_len(v, start, stop, step))
+    if start is None and stop is None and step == 1:
+        shape[d] = a.shape[d]
+    return shape
+
+
+view_op("slice", lambda a: a.rank >= 1, _slice_params, _slice_check, _slice_shape,
+        lambda x, p, a: f"{x}[{index_expr(p['dim'], slice_text(p['start'], p['stop'], p['step']))}]",
+        doc="basic slicing with steps; bounds clamp, so any size is valid")
+
+
+def _narrow_params(a):
+    @st.composite
+    def draw(draw_):
+        d = draw_(st.integers(-a.rank, -1))
+        dim = a.shape[d]
+        start = draw_(st.integers(0, min(dim.min, 3)))
+        lo = (0,) * len(dim.values)
+        hi = tuple(v - start for v in dim.values)
+        return {"dim": d, "start": start, "length": draw_(widths(a, lo, hi))}
+    return draw()
+
+
+def _narrow_check(a, p):
+    if not _dim_in(a, p.get("dim")):
+        return f"narrow dim {p.get('dim')!r} out of range for rank {a.rank}"
+    if (r := check_width(p.get("length"), a)):
+        return r
+    vals = a.shape[p["dim"]].values
+    lens = width_values(p["length"], a)
+    if any(not (0 <= p["start"] and 0 <= n and p["start"] + n <= v) for v, n in zip(vals, lens)):
+        return "narrow range leaves the dim at some call"
+    return None
+
+
+def _narrow_shape(a, p):
+    shape = list(a.shape)
+    w = p["length"]
+    if isinstance(w, int):
+        shape[p["dim"]] = Dim.literal(w, calls(a))
+    else:
+        shape[p["dim"]] = a.shape[w["dim"]].mapped(f"//{w['div']}", lambda v, k=w["div"]: v // k).plus(w["add"])
+    return shape
+
+
+view_op("narrow", lambda a: a.rank >= 1, _narrow_params, _narrow_check, _narrow_shape,
+        lambda x, p, a: f"{x}.narrow({p['dim']}, {p['start']}, {render_width(p['length'], x)})",
+        guards=lambda a, p: set(a.shape[p["dim"]].syms) | width_syms(p["length"], a),
+        doc="narrow with a literal or size-relative length")
+
+
+def _transpose_shape(a, p):
+    s = list(a.shape)
+    i, j = p["dims"]
+    s[i], s[j] = s[j], s[i]
+    return s
+
+
+view_op("transpose", lambda a: a.rank >= 2,
+        lambda a: st.sampled_from([(i, j) for i in range(a.rank) for j in range(i + 1, a.rank)][::-1]).map(
+            lambda t: {"dims": list(t)}),
+        lambda a, p: None if (isinstance(p.get("dims"), list) and len(p["dims"]) == 2
+                              and all(_dim_in(a, d) for d in p["dims"])) else "transpose needs two dims in range",
+        _transpose_shape, lambda x, p, a: f"{x}.transpose({p['dims'][0]}, {p['dims'][1]})")
+
+view_op("permute", lambda a: a.rank >= 2,
+        lambda a: st.permutations(list(range(a.rank))).map(lambda perm: {"perm": perm}),
+        lambda a, p: None if sorted(p.get("perm", [])) == list(range(a.rank)) else "permute needs a permutation of all dims",
+        lambda a, p: [a.shape[i] for i in p["perm"]],
+        lambda x, p, a: f"{x}.permute({', '.join(map(str, p['perm']))})")
+
+view_op("unsqueeze", lambda a: a.rank < MAX_RANK,
+        lambda a: st.integers(0, a.rank).map(lambda d: {"dim": d}),
+        lambda a, p: None if isinstance(p.get("dim"), int) and 0 <= p["dim"] <= a.rank else "unsqueeze dim out of range",
+        lambda a, p: list(a.shape[:p["dim"]]) + [Dim.literal(1, calls(a))] + list(a.shape[p["dim"]:]),
+        lambda x, p, a: f"{x}.unsqueeze({p['dim']})")
+
+
+def _ones(a):
+    return [i for i, d in enumerate(a.shape) if d.key == "1"]
+
+
+view_op("squeeze", lambda a: bool(_ones(a)),
+        lambda a: st.sampled_from(_ones(a)).map(lambda d: {"dim": d}),
+        lambda a, p: None if p.get("dim") in _ones(a) else "squeeze needs a dim that is always 1",
+        lambda a, p: [d for i, d in enumerate(a.shape) if i != p["dim"]],
+        lambda x, p, a: f"{x}.squeeze({p['dim']})")
+
+
+def _expand_shape(a, p):
+    s = list(a.shape)
+    s[p["dim"]] = Dim.literal(p["size"], calls(a))
+    return s
+
+
+view_op("expand", lambda a: bool(_ones(a)),
+        lambda a: st.fixed_dictionaries({"dim": st.sampled_from(_ones(a)), "size": st.integers(2, 4)}),
+        lambda a, p: None if p.get("dim") in _ones(a) and isinstance(p.get("size"), int) and p["size"] >= 1
+        else "expand needs a dim that is always 1 and a positive size",
+        _expand_shape,
+        lambda x, p, a: f"{x}.expand({', '.join(str(p['size']) if i == p['dim'] else '-1' for i in range(a.rank))})",
+        overlapping=lambda a, p: True,
+        doc="expand a size-1 dim (the result overlaps itself: no in-place writes)")
+
+
+def _flatten_shape(a, p):
+    s, e = p["start"], p["end"]
+    return list(a.shape[:s]) + [product_dim(list(a.shape[s:e + 1]), calls(a))] + list(a.shape[e + 1:])
+
+
+view_op("flatten", lambda a: a.rank >= 2,
+        lambda a: st.integers(0, a.rank - 2).flatmap(
+            lambda s: st.integers(s + 1, a.rank - 1).map(lambda e: {"start": s, "end": e})),
+        lambda a, p: None if isinstance(p.get("start"), int) and isinstance(p.get("end"), int)
+        and 0 <= p["start"] < p["end"] < a.rank else "flatten needs 0 <= start < end < rank",
+        _flatten_shape,
+        lambda x, p, a: f"{x}.flatten({p['start']}, {p['end']})",
+        overlapping=lambda a, p: a.overlapping,
+        doc="flatten (a view, or a copy for non-contiguous inputs)")
+
+view_op("reshape", lambda a: a.rank >= 1,
+        lambda a: st.integers(0, a.rank - 1).map(lambda k: {"keep": k}),
+        lambda a, p: None if isinstance(p.get("keep"), int) and 0 <= p["keep"] < a.rank else "reshape keep out of range",
+        lambda a, p: list(a.shape[:p["keep"]]) + [product_dim(list(a.shape[p["keep"]:]), calls(a))],
+        lambda x, p, a: f"{x}.reshape(" + ", ".join(
+            [f"{x}.shape[{i}]" for i in range(p["keep"])]
+            + [" * ".join(f"{x}.shape[{i}]" for i in range(p["keep"], a.rank))]) + ")",
+        doc="reshape keeping the leading dims and merging the rest (sizes spelled out: -1 is ambiguous at numel 0)")
+
+
+def _as_strided_shape(a, p):
+    out = []
+    for i in p["perm"]:
+        d = a.shape[i]
+        out.append(d.mapped("//2", lambda v: v // 2) if i == p.get("halve") else d)
+    return out
+
+
+def _as_strided_render(x, p, a):
+    sizes = ", ".join(f"{x}.shape[{i}]" + (" // 2" if i == p.get("halve") else "") for i in p["perm"])
+    strides = ", ".join(f"{x}.stride({i})" for i in p["perm"])
+    return f"{x}.as_strided(({sizes},), ({strides},), {x}.storage_offset())"
+
+
+view_op("as_strided", lambda a: a.rank >= 1,
+        lambda a: st.fixed_dictionaries({
+            "perm": st.permutations(list(range(a.rank))),
+            "halve": st.none() | st.integers(0, a.rank - 1)}),
+        lambda a, p: None if sorted(p.get("perm", [])) == list(range(a.rank))
+        and (p.get("halve") is None or 0 <= p["halve"] < a.rank) else "as_strided needs a permutation and a dim to halve",
+        _as_strided_shape, _as_strided_render, inputs_only=True,
+        doc="as_strided on a program input: its own sizes/strides permuted, one size maybe halved")
+
+
