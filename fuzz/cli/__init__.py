@@ -9,28 +9,25 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fuzz.cli import check, ops, repro, run, sanitize, stats
+from fuzz.cli import check, ops, replay, report, repro, run, sanitize, stats, triage
 from fuzz.cli.common import EXIT_BAD_INPUT, error
-# still used by the commands in fuzz/findings/replay.py and shrink.py, until they move here
+# still used by the shrink command in fuzz/findings/shrink.py, until it moves here
 from fuzz.cli.common import load_case as _load_case, override as _override, parse_duration  # noqa: F401
 
-SUBCOMMANDS = (check, run, sanitize, stats, repro, ops)  # help order
+SUBCOMMANDS = (check, run, sanitize, stats, repro, ops, replay, report, triage)
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="shapefuzz", description="Property-based fuzzing of dynamic shapes in "
                                  "PyTorch compilers: compiled vs eager over a size schedule.")
     sub = ap.add_subparsers(dest="command", required=True)
-    for module in SUBCOMMANDS:
-        module.add_parser(sub)
-
-    from fuzz.findings.replay import add_parser as add_replay, add_report_parser, add_triage_parser
     from fuzz.findings.shrink import add_parser as add_shrink
 
+    for module in SUBCOMMANDS[:6]:
+        module.add_parser(sub)
     add_shrink(sub)
-    add_replay(sub)
-    add_report_parser(sub)
-    add_triage_parser(sub)
+    for module in SUBCOMMANDS[6:]:
+        module.add_parser(sub)
     return ap
 
 
