@@ -1,7 +1,8 @@
 """Command line: shapefuzz check | run | sanitize | stats | repro | ops | shrink | replay | report | triage.
 
 One module per subcommand (fuzz/cli/NAME.py: `add_parser(subparsers)` and
-`cmd(args) -> int`), what they share in fuzz/cli/common.py.
+`cmd(args) -> int`), what they share in fuzz/cli/common.py. Library modules
+never import this package.
 """
 
 from __future__ import annotations
@@ -9,24 +10,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fuzz.cli import check, ops, replay, report, repro, run, sanitize, stats, triage
+from fuzz.cli import check, ops, replay, report, repro, run, sanitize, shrink, stats, triage
 from fuzz.cli.common import EXIT_BAD_INPUT, error
-# still used by the shrink command in fuzz/findings/shrink.py, until it moves here
-from fuzz.cli.common import load_case as _load_case, override as _override, parse_duration  # noqa: F401
 
-SUBCOMMANDS = (check, run, sanitize, stats, repro, ops, replay, report, triage)
+SUBCOMMANDS = (check, run, sanitize, stats, repro, ops, shrink, replay, report, triage)  # help order
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="shapefuzz", description="Property-based fuzzing of dynamic shapes in "
                                  "PyTorch compilers: compiled vs eager over a size schedule.")
     sub = ap.add_subparsers(dest="command", required=True)
-    from fuzz.findings.shrink import add_parser as add_shrink
-
-    for module in SUBCOMMANDS[:6]:
-        module.add_parser(sub)
-    add_shrink(sub)
-    for module in SUBCOMMANDS[6:]:
+    for module in SUBCOMMANDS:
         module.add_parser(sub)
     return ap
 
