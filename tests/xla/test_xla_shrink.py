@@ -59,7 +59,7 @@ def test_campaign_smoke_on_xla_cpu():
     import subprocess
     import sys
 
-    r = subprocess.run([sys.executable, "-m", "fuzz.campaign.step_bench", "--count", "40", "--time", "120", "--seed", "3"],
+    r = subprocess.run([sys.executable, "-m", "fuzz", "bench", "--count", "40", "--time", "120", "--seed", "3"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "cases/s" in r.stdout and "cases with a cache hit" in r.stdout and "eager accepted" in r.stdout
