@@ -95,3 +95,80 @@ def test_repro_and_ops(case):
     assert r.returncode == 0 and "torch.compile(program, backend='inductor'" in r.stdout
     ops = shapefuzz("ops")
     assert ops.returncode == 0 and "reflect" in ops.stdout or "pad" in ops.stdout
+
+
+def _imported_modules(path, module):
+    """Every module an `import` / `from ... import` in the file of `module`
+    names, at any depth (function-level imports too); relative imports
+    resolved against `module`'s package."""
+    import ast
+
+    package = module if os.path.basename(path) == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(open(path).read(), filename=path)):
+        if isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            yield base
+            yield from (f"{base}.{a.name}" for a in node.names)  # `from fuzz import cli`
+
+
+def _module_name(path):
+    rel = os.path.relpath(path, ROOT)[: -len(".py")].split(os.sep)
+    return ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
+
+
+def test_library_modules_never_import_the_cli():
+    bad = []
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "fuzz")):
+        for name in sorted(files):
+            path = os.path.join(dirpath, name)
+            module = _module_name(path)
+            if not name.endswith(".py") or module == "fuzz.cli" or module.startswith("fuzz.cli.") \
+                    or module == "fuzz.__main__":
+                continue
+            bad += [f"{module}: imports {m}" for m in _imported_modules(path, module)
+                    if m == "fuzz.cli" or m.startswith("fuzz.cli.")]
+    assert not bad, "library modules import the CLI:\n" + "\n".join(bad)
+
+
+def test_the_import_check_sees_function_level_and_relative_imports(tmp_path):
+    path = tmp_path / "probe.py"
+    path.write_text("import os\n\ndef f():\n    from fuzz.cli import common\n    from .. import cli\n"
+                    "    import fuzz.cli.run\n")
+    found = list(_imported_modules(str(path), "fuzz.findings.probe"))
+    assert {"fuzz.cli", "fuzz.cli.common", "fuzz.cli.run"} <= set(found)
+    assert found.count("fuzz.cli") == 2  # `from fuzz.cli import ...` and `from .. import cli`
+
+
+def test_every_subcommand_is_a_module_with_add_parser_and_cmd():
+    import argparse
+
+    from fuzz.cli import SUBCOMMANDS, build_parser
+
+    names = {m.__name__.rsplit(".", 1)[1] for m in SUBCOMMANDS}
+    assert names == {"check", "run", "stats", "sanitize", "repro", "ops", "replay", "report", "triage", "shrink",
+                     "bench"}
+    for m in SUBCOMMANDS:
+        sub = argparse.ArgumentParser().add_subparsers(dest="command")
+        m.add_parser(sub)
+        assert list(sub.choices) == [m.__name__.rsplit(".", 1)[1]]
+        assert sub.choices[m.__name__.rsplit(".", 1)[1]].get_default("fn") is m.cmd
+    assert set(build_parser()._subparsers._group_actions[0].choices) == names
+
+
+def test_bench_without_torch_xla_is_bad_input():
+    import importlib.util
+
+    if importlib.util.find_spec("torch_xla") is not None:
+        pytest.skip("torch_xla is installed here")
+    r = shapefuzz("bench", "--count", "1")
+    assert r.returncode == 2 and "needs torch_xla" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_shrink_fault_is_for_step_programs_only(case):
+    r = shapefuzz("shrink", case(program(RELU, backend="eager")), "--fault", "cached-result")
+    assert r.returncode == 2 and "step programs only" in r.stderr

@@ -11,8 +11,8 @@ import pytest
 from fuzz.program.codegen import repro_source
 from fuzz.findings.corpus import Corpus
 from fuzz.program.ir import Program
-from fuzz.findings.replay import (CHANGED, ERROR, FIXED, SKIPPED, STILL_FAILING, add_parser, add_report_parser,
-                         add_triage_parser, exit_status, replay, same_bug)
+from fuzz.cli import replay as replay_cli, report as report_cli, triage as triage_cli
+from fuzz.findings.replay import CHANGED, ERROR, FIXED, SKIPPED, STILL_FAILING, exit_status, replay, same_bug
 from fuzz.judge.runner import run_case
 from fuzz.findings.signature import signature
 from fuzz.judge.verdict import Outcome, Verdict
@@ -111,9 +111,9 @@ def test_exit_status(rows):
 def _parser():
     ap = argparse.ArgumentParser(prog="shapefuzz")
     sub = ap.add_subparsers(dest="command", required=True)
-    add_parser(sub)
-    add_report_parser(sub)
-    add_triage_parser(sub)
+    replay_cli.add_parser(sub)
+    report_cli.add_parser(sub)
+    triage_cli.add_parser(sub)
     return ap
 
 

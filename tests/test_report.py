@@ -11,7 +11,7 @@ import pytest
 import fuzz.findings.report as report_mod
 from fuzz.findings.corpus import Corpus
 from fuzz.program.ir import RunSettings
-from fuzz.findings.replay import add_report_parser
+from fuzz.cli.report import add_parser as add_report_parser
 from fuzz.findings.report import render_report, report_entry, report_title
 from fuzz.judge.runner import run_case
 from fuzz.findings.signature import signature

@@ -11,7 +11,8 @@ import pytest
 from fuzz.findings.corpus import Corpus
 from fuzz.program.ir import Program, TensorInput
 from fuzz.judge.runner import run_case
-from fuzz.findings.shrink import ShrinkResult, add_parser, canonical, remove_ops, shrink, shrink_entry
+from fuzz.cli.shrink import add_parser
+from fuzz.findings.shrink import ShrinkResult, canonical, remove_ops, shrink, shrink_entry
 from fuzz.findings.signature import signature
 from fuzz.program.typecheck import typecheck
 from fuzz.judge.verdict import Outcome, Stage, Verdict

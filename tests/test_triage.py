@@ -8,7 +8,7 @@ import json
 import torch
 
 from fuzz.findings.corpus import Corpus
-from fuzz.findings.replay import add_triage_parser
+from fuzz.cli.triage import add_parser as add_triage_parser
 from fuzz.judge.runner import run_case
 from fuzz.findings.signature import signature
 from fuzz.findings.triage import (BACKENDS, ERROR, OTHER, PASSES, REPRODUCES, SKIPPED, AblationRow, ablate, load_ablation,

@@ -193,38 +193,3 @@ def shrink_step_entry(entry_dir, *, time_budget: float = 300.0, reruns: int = 2,
     if write and res.program.to_json(sort_keys=True) != entry.program.to_json(sort_keys=True):
         _write_entry(entry, res)
     return res
-
-
-def main(argv=None) -> int:
-    """python -m fuzz.findings.shrink_steps PROGRAM.json [-o OUT.json] [--fault NAME] [--time-budget S]"""
-    import argparse
-    import sys
-    from pathlib import Path
-
-    from fuzz.judge.steps import run_step_program
-
-    ap = argparse.ArgumentParser(prog="python -m fuzz.findings.shrink_steps", description="shrink a step-program finding")
-    ap.add_argument("program")
-    ap.add_argument("-o", "--output", help="where to write the shrunk program (default: print it)")
-    ap.add_argument("--fault", default=None, help="a planted fault (fuzz/xla/backend.py), for testing")
-    ap.add_argument("--time-budget", type=float, default=300.0)
-    args = ap.parse_args(argv)
-    try:
-        p = StepProgram.from_json(Path(args.program).read_text())
-        res = shrink_steps(p, lambda q: run_step_program(q, fault=args.fault), time_budget=args.time_budget)
-    except (OSError, ProgramError, ValueError) as e:
-        print(f"shrink: {e}", file=sys.stderr)
-        return 2
-    print(f"steps {res.steps_before} -> {res.steps_after}, {res.evaluations} evaluations, {res.seconds:.1f} s"
-          + (" (time budget reached)" if res.timed_out else ""), file=sys.stderr)
-    print(f"verdict: {res.verdict.summary()}", file=sys.stderr)
-    text = res.program.to_json(indent=1)
-    if args.output:
-        Path(args.output).write_text(text + "\n")
-    else:
-        print(text)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -45,13 +45,13 @@ def test_shrink_command_line(tmp_path):
     found = next(p for p in generate(step_programs(), seed_=21, count=60) if evaluate(p).is_finding)
     src, out = tmp_path / "p.json", tmp_path / "small.json"
     src.write_text(found.to_json())
-    r = subprocess.run([sys.executable, "-m", "fuzz.findings.shrink_steps", str(src), "-o", str(out), "--fault",
+    r = subprocess.run([sys.executable, "-m", "fuzz", "shrink", str(src), "-o", str(out), "--fault",
                         "stale-after-sync"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "steps" in r.stderr and out.exists()
-    bad = subprocess.run([sys.executable, "-m", "fuzz.findings.shrink_steps", str(tmp_path / "missing.json")],
+    assert "steps" in r.stdout and out.exists()
+    bad = subprocess.run([sys.executable, "-m", "fuzz", "shrink", str(tmp_path / "missing.json")],
                          capture_output=True, text=True, timeout=600)
-    assert bad.returncode == 2 and "shrink:" in bad.stderr
+    assert bad.returncode == 2 and "shapefuzz: cannot read" in bad.stderr
 
 
 def test_campaign_smoke_on_xla_cpu():
@@ -59,7 +59,7 @@ def test_campaign_smoke_on_xla_cpu():
     import subprocess
     import sys
 
-    r = subprocess.run([sys.executable, "-m", "fuzz.campaign.step_bench", "--count", "40", "--time", "120", "--seed", "3"],
+    r = subprocess.run([sys.executable, "-m", "fuzz", "bench", "--count", "40", "--time", "120", "--seed", "3"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "cases/s" in r.stdout and "cases with a cache hit" in r.stdout and "eager accepted" in r.stdout

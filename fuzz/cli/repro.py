@@ -1,0 +1,30 @@
+"""`shapefuzz repro CASE`: the standalone repro.py of a case."""
+
+from __future__ import annotations
+
+import sys
+
+from fuzz.cli.common import EXIT_OK, load_case, override
+
+
+def add_parser(subparsers):
+    g = subparsers.add_parser("repro", help="print the standalone repro.py of a case")
+    g.add_argument("case")
+    g.add_argument("-o", "--output")
+    g.add_argument("--backend")
+    g.add_argument("--device")
+    g.set_defaults(fn=cmd)
+    return g
+
+
+def cmd(args) -> int:
+    from fuzz.program.codegen import repro_source
+
+    p = override(load_case(args.case), args)
+    src = repro_source(p, title=f"repro of {args.case}")
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(src)
+    else:
+        sys.stdout.write(src)
+    return EXIT_OK

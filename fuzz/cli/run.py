@@ -1,0 +1,113 @@
+"""`shapefuzz run`: a resumable fuzz campaign."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_BUG, EXIT_OK, error, parse_duration, unknown_backend
+
+DEFAULT_MAX_CASES = 20  # when neither --max-cases nor --time is given
+
+
+def add_parser(subparsers):
+    r = subparsers.add_parser("run", help="a fuzz campaign: generate, judge in sandboxed workers, save findings",
+                              description="Resumable: run the same command again after a crash or Ctrl-C.")
+    r.add_argument("--backend", default="inductor", help="a torch.compile backend (inductor, aot_eager, openxla, "
+                   "...), or xla: torch_xla step programs (in-place ops, views, syncs; needs torch_xla, docs/xla.md)")
+    r.add_argument("--device", default="cpu")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--max-cases", type=int, default=None, help="stop after this many cases (default: 20 "
+                   "unless --time is given)")
+    r.add_argument("--time", type=parse_duration, default=None, help="stop after this long, e.g. 30m, 8h")
+    r.add_argument("--max-findings", type=int, default=None,
+                   help="stop once this many findings (new or known) are logged, e.g. 1 in CI")
+    r.add_argument("--max-ops", type=int, default=6)
+    r.add_argument("--modes", nargs="+", default=None, type=lambda m: None if m == "default" else m,
+                   help="torch.compile modes to sample, e.g. default max-autotune reduce-overhead "
+                   "(default: all four on CUDA, default on CPU)")
+    r.add_argument("--options-menu", choices=["auto", "cuda", "cpu", "none"], default="auto",
+                   help="Inductor flags to sample (strategies/settings.py; auto: by device, none on CPU)")
+    r.add_argument("--workers", type=int, default=None,
+                   help="sandboxed workers (default: one per GPU, 1 on CPU); 0 judges in this process")
+    r.add_argument("--workers-per-gpu", type=int, default=1)
+    r.add_argument("--gpus", default=None, help="CUDA device indices, e.g. 0,1 (default: all)")
+    r.add_argument("--timeout", type=parse_duration, default=300.0, help="per case (default 300s)")
+    r.add_argument("--state", default=None, help="state dir (default runs/BACKEND-DEVICE-seedS)")
+    r.add_argument("--corpus", default="corpus", help="corpus dir for new findings (default corpus/)")
+    r.add_argument("--known-issues", default=None, help="known upstream issues (default: CORPUS/known_issues.json, "
+                   "else corpus/known_issues.json)")
+    r.add_argument("--no-shrink", dest="shrink", action="store_false",
+                   help="do not shrink new corpus entries in the background")
+    r.add_argument("--no-triage", dest="triage", action="store_false",
+                   help="do not ablate new corpus entries (backends, static shapes, flags) in the background")
+    r.add_argument("--no-sanitize", dest="sanitize", action="store_false",
+                   help="CUDA: do not re-run memory-error findings under compute-sanitizer")
+    r.add_argument("--shrink-budget", type=parse_duration, default=300.0, help="per new entry (default 300s)")
+    r.add_argument("--json", action="store_true", help="print the summary as JSON")
+    r.set_defaults(fn=cmd)
+    return r
+
+
+def cmd(args) -> int:
+    from fuzz.campaign.driver import CampaignConfig, run_campaign
+    from fuzz.campaign.progress import print_summary
+    from fuzz.campaign.state import StateError
+
+    if args.max_cases is None and args.time is None:
+        args.max_cases = DEFAULT_MAX_CASES
+    if args.backend == "xla":  # torch_xla step programs, not a torch.compile backend
+        import importlib.util
+
+        if importlib.util.find_spec("torch_xla") is None:
+            error("--backend xla needs torch_xla, which this Python does not have; set it up with "
+                  "`bash scripts/setup-xla.sh` and run `.venv-xla/bin/python -m fuzz run --backend xla ...` "
+                  "(docs/xla.md)")
+            return EXIT_BAD_INPUT
+        if args.device != "cpu":
+            error("--backend xla runs on the PJRT device PJRT_DEVICE names (default CPU); leave --device at cpu")
+            return EXIT_BAD_INPUT
+    elif unknown_backend(args.backend):
+        return EXIT_BAD_INPUT
+    devices = _cuda_devices(args)
+    workers = args.workers
+    if workers is None:
+        workers = len(devices) * args.workers_per_gpu if devices else 1
+    cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, max_cases=args.max_cases,
+                         time_limit=args.time, max_findings=args.max_findings, max_ops=args.max_ops,
+                         modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
+                         state_dir=args.state or _default_state_dir(args), corpus_dir=args.corpus,
+                         workers=workers, devices=devices, workers_per_gpu=args.workers_per_gpu, timeout=args.timeout,
+                         known_issues=args.known_issues, shrink=args.shrink, triage=args.triage,
+                         sanitize=args.sanitize, shrink_budget=args.shrink_budget)
+    limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
+    limit += f" time={cfg.time_limit:.0f}s" if cfg.time_limit else ""
+    print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed} {limit.strip()} "
+          f"workers={cfg.workers or 'in-process'} state={cfg.state_dir} corpus={cfg.corpus_dir}", flush=True)
+    try:
+        res = run_campaign(cfg)
+    except StateError as e:
+        error(str(e))
+        return EXIT_BAD_INPUT
+    print_summary(res.summary, as_json=args.json)
+    if res.new_entries and not args.json:
+        print("new corpus entries:\n  " + "\n  ".join(res.new_entries))
+    if res.interrupted:
+        print("interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+    return EXIT_BUG if sum(res.summary["findings_new"].values()) else EXIT_OK
+
+
+def _default_state_dir(args) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in args.backend)
+    return os.path.join("runs", f"{safe}-{args.device.replace(':', '')}-seed{args.seed}")
+
+
+def _cuda_devices(args):
+    if not args.device.startswith("cuda"):
+        return None
+    if args.gpus:
+        return [int(x) for x in args.gpus.split(",")]
+    import torch
+
+    return list(range(torch.cuda.device_count())) or None

@@ -1,0 +1,145 @@
+"""`shapefuzz shrink CASE_OR_ENTRY`: shrink a finding with its signature pinned
+(fuzz/findings/shrink.py; torch_xla step programs: fuzz/findings/shrink_steps.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from fuzz.findings.shrink import DEFAULT_RERUNS
+
+from fuzz.cli.common import EXIT_BAD_INPUT, error, load_case, override, parse_duration, unknown_backend
+
+
+def add_parser(subparsers):
+    """Register `shapefuzz shrink CASE_OR_ENTRY [--time-budget S] [--backend B] [--json] ...`."""
+    s = subparsers.add_parser(
+        "shrink", help="shrink a finding (a program JSON or a corpus entry) with its signature pinned",
+        description="A CASE (program JSON) is judged first and its signature pinned; the shrunk program is "
+                    "written to -o (default CASE.shrunk.json). An ENTRY (corpus directory) keeps its "
+                    "signature; its program.json, verdict.json and repro.py are replaced by the shrunk form "
+                    "(original_program.json keeps the original). Exit 0: shrunk and reproduced; 2: bad input "
+                    "or the finding does not reproduce.")
+    s.add_argument("target", metavar="CASE_OR_ENTRY")
+    s.add_argument("--time-budget", type=parse_duration, default=300.0, help="seconds of shrinking (default 300)")
+    s.add_argument("--backend", help="override the program's backend")
+    s.add_argument("--device", help="override the program's device")
+    s.add_argument("--reruns", type=int, default=DEFAULT_RERUNS, help="re-checks of the result (flakiness)")
+    s.add_argument("--sandbox", action="store_true", default=None,
+                   help="evaluate in a worker process (default for crash/hang entries)")
+    s.add_argument("--timeout", type=parse_duration, default=300.0, help="per case, in the sandbox")
+    s.add_argument("--exact-families", dest="relax_families", action="store_false",
+                   help="keep every op family of a value finding (its exact signature key)")
+    s.add_argument("--relax-families", action="store_true", default=True,
+                   help="value outcomes: accept programs with a subset of the op families")
+    s.add_argument("--hypothesis", type=int, default=0, metavar="N",
+                   help="first run hypothesis.find with N examples over the restricted strategy")
+    s.add_argument("--fault", default=None, metavar="NAME",
+                   help="torch_xla step programs, for testing: plant this fault (fuzz/judge/steps.py FAULTS) "
+                   "and judge every candidate in this process")
+    s.add_argument("-o", "--output", help="CASE: where to write the shrunk program")
+    s.add_argument("--dry-run", action="store_true", help="ENTRY: do not rewrite the entry")
+    s.add_argument("--json", action="store_true", help="print the result as JSON")
+    s.add_argument("-v", "--verbose", action="store_true", help="print every accepted step")
+    s.set_defaults(fn=cmd)
+    return s
+
+
+def cmd(args) -> int:
+    from fuzz.findings.shrink import evaluate_in_process, pool_evaluator, shrink, shrink_entry
+    from fuzz.findings.signature import signature
+    from fuzz.kinds import is_step_file
+
+    log = (lambda m: print(m, file=sys.stderr, flush=True)) if args.verbose else None
+    target = Path(args.target)
+    if is_step_file(target):
+        return _shrink_steps(target, args)
+    if args.fault:
+        error("--fault plants a torch_xla fault: it is for step programs only")
+        return EXIT_BAD_INPUT
+    if target.is_dir():
+        res = shrink_entry(target, time_budget=args.time_budget, reruns=args.reruns, backend=args.backend,
+                           device=args.device, sandbox=args.sandbox, timeout=args.timeout,
+                           relax_families=args.relax_families, hypothesis_examples=args.hypothesis,
+                           write=not args.dry_run, log=log)
+        out = None
+    else:
+        p = override(load_case(str(target)), args)
+        if unknown_backend(p.settings.backend):
+            return EXIT_BAD_INPUT
+        pool = None
+        evaluate = None
+        if args.sandbox:
+            from fuzz.campaign.workers import WorkerPool
+
+            pool = WorkerPool(workers=1, timeout=args.timeout, rerun=False)
+            evaluate = pool_evaluator(pool)
+        try:
+            v = (evaluate or evaluate_in_process)(p)
+            if not v.is_finding:
+                print(f"{target}: {v.summary()}: not a finding, nothing to shrink", file=sys.stderr)
+                return EXIT_BAD_INPUT
+            res = shrink(p, signature(v, p).key, evaluate=evaluate, time_budget=args.time_budget,
+                         reruns=args.reruns, relax_families=args.relax_families,
+                         hypothesis_examples=args.hypothesis, log=log)
+        finally:
+            if pool is not None:
+                pool.close()
+        out = Path(args.output) if args.output else target.with_suffix(".shrunk.json")
+        if res.reproduced:
+            _write(out, res.program)
+    if args.json:
+        print(json.dumps(res.to_dict(), indent=1))
+    else:
+        print(f"{target}: {res.summary()}")
+        if res.reproduced:
+            print(f"  signature: {res.signature.text if res.signature else '-'}")
+            if out is not None:
+                print(f"  shrunk program: {out}")
+            elif not args.dry_run:
+                print(f"  entry updated: {target}/program.json (original in original_program.json)")
+    return 0 if res.reproduced else EXIT_BAD_INPUT
+
+
+def _shrink_steps(target: Path, args) -> int:
+    """`shapefuzz shrink` of a torch_xla step program: every candidate in a
+    fresh process (with --fault: in this process, the fault planted)."""
+    from fuzz.findings.shrink_steps import fresh_evaluator, shrink_step_entry, shrink_steps
+
+    evaluate = None
+    if args.fault:
+        from fuzz.judge.steps import run_step_program
+
+        def evaluate(q):
+            return run_step_program(q, fault=args.fault)
+    try:
+        if target.is_dir():
+            res = shrink_step_entry(target, time_budget=args.time_budget, reruns=args.reruns,
+                                    write=not args.dry_run, evaluate=evaluate)
+            out = None
+        else:
+            p = load_case(str(target), steps_ok=True)
+            res = shrink_steps(p, evaluate or fresh_evaluator(args.timeout), time_budget=args.time_budget)
+            out = Path(args.output) if args.output else target.with_suffix(".shrunk.json")
+            _write(out, res.program)
+    except ValueError as e:  # a bad case (ProgramError), not a finding, another bug, flaky
+        print(f"{target}: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.json:
+        print(json.dumps({**res.stats(), "key": res.key, "verdict": res.verdict.to_dict()}, indent=1))
+    else:
+        print(f"{target}: {res.summary()}")
+        print(f"  verdict: {res.verdict.summary()}")
+        if out is not None:
+            print(f"  shrunk program: {out}")
+        elif not args.dry_run:
+            print(f"  entry updated: {target}/program.json (original in original_program.json)")
+    return 0
+
+
+def _write(out: Path, program) -> None:
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(program.to_json(indent=2) + "\n")
+    os.replace(tmp, out)

@@ -1,0 +1,63 @@
+"""`shapefuzz triage ENTRY`: ablate a corpus entry and write ablation.json into it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error, parse_duration, print_json
+
+
+def add_parser(subparsers):
+    """Register `shapefuzz triage ENTRY [--isolate | --in-process] [--timeout S] [--json]`."""
+    t = subparsers.add_parser("triage", help="ablate a corpus entry (backends, static shapes, devices, Inductor "
+                              "flags) and write ablation.json into it")
+    t.add_argument("entry", help="a corpus entry directory")
+    g = t.add_mutually_exclusive_group()
+    g.add_argument("--isolate", dest="isolate", action="store_true", default=None,
+                   help="judge every variant in a sandboxed worker (default for crash/hang findings)")
+    g.add_argument("--in-process", dest="isolate", action="store_false", help="judge every variant in this process")
+    t.add_argument("--timeout", type=parse_duration, default=300.0, help="per variant when isolated (default 300s)")
+    t.add_argument("--json", action="store_true", help="print ablation.json instead of a table")
+    t.set_defaults(fn=cmd)
+    return t
+
+
+def cmd(args) -> int:
+    from fuzz.findings.corpus import CorpusError
+    from fuzz.findings.triage import triage_entry
+    from fuzz.kinds import is_step_file
+
+    if is_step_file(args.entry):
+        error(f"{args.entry} is a torch_xla step-program entry; triage ablates torch.compile programs "
+              "(backends, static shapes, Inductor flags) and has no torch_xla variants yet")
+        return EXIT_BAD_INPUT
+    try:
+        doc = triage_entry(args.entry, isolate=args.isolate, timeout=args.timeout)
+    except CorpusError as e:
+        error(str(e))
+        return EXIT_BAD_INPUT
+    if args.json:
+        print_json(doc)
+    else:
+        print_ablation(doc)
+        print(f"wrote {Path(args.entry) / 'ablation.json'}")
+    return EXIT_OK
+
+
+def print_ablation(doc: dict, file=None) -> None:
+    """ablation.json as a table, then its summary."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=file or sys.stdout, soft_wrap=False)
+    table = Table(title=f"ablation of {doc['signature']['key']}: {doc['signature']['text']}")
+    for col in ("axis", "variant", "status", "result"):
+        table.add_column(col, overflow="fold")
+    style = {"reproduces": "red", "passes": "green", "other": "magenta", "skipped": "dim", "error": "yellow"}
+    for r in doc["rows"]:
+        result = r["summary"] + (f"\n{r['note']}" if r["note"] else "")
+        table.add_row(r["axis"], r["variant"], f"[{style.get(r['status'], '')}]{r['status']}[/]", result)
+    console.print(table)
+    console.print_json(json.dumps(doc["summary"]))
