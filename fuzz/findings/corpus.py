@@ -8,8 +8,8 @@
                  repro.py        standalone script (imports only torch; torch_xla for XLA entries)
 
 Several workers and campaigns may write one corpus at once, so every write is
-atomic: files go to a temp file in the same directory, are fsynced, then
-os.replace'd; a new entry is built complete in a hidden temp directory and
+atomic (fuzz/files.py): files go to a temp file in the same directory, are
+fsynced, then os.replace'd; a new entry is built complete in a hidden temp directory and
 os.rename'd into place, which fails if another process got there first, and
 then the loser only counts a hit. Readers never see a half-written entry.
 """
@@ -31,6 +31,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
+from fuzz.files import dumps as _dumps
+from fuzz.files import fsync_dir as _fsync_dir  # a module name: tests make it fail
+from fuzz.files import write_atomic as _write_atomic
+from fuzz.files import write_synced as _write
 from fuzz.program.ir import Program, ProgramError
 from fuzz.kinds import load_program, repro_source
 from fuzz.findings.signature import Signature
@@ -115,43 +119,10 @@ def capture_env() -> dict:
     return env
 
 
-# -- atomic files -------------------------------------------------------------
+# -- files ----------------------------------------------------------------------
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write(path: Path, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _dumps(obj) -> str:
-    return json.dumps(obj, indent=2, sort_keys=True) + "\n"
 
 
 def _repro(program: Program, sig: Signature) -> tuple[str, str | None]:
