@@ -821,12 +821,6 @@ def shrink(program: Program, target_signature_key: str, *, evaluate: Evaluate | 
 
 # -- corpus entries ----------------------------------------------------------------
 
-def _write_atomic(path: Path, text: str) -> None:
-    from fuzz.findings import corpus
-
-    corpus._write_atomic(path, text)
-
-
 def shrink_entry(entry_dir, *, evaluate: Evaluate | None = None, time_budget: float = 300.0,
                  reruns: int = DEFAULT_RERUNS, backend: str | None = None, device: str | None = None,
                  sandbox: bool | None = None, timeout: float = 300.0, relax_families: bool = True,
@@ -834,15 +828,16 @@ def shrink_entry(entry_dir, *, evaluate: Evaluate | None = None, time_budget: fl
                  log: Callable[[str], None] | None = None) -> ShrinkResult:
     """Shrink a corpus entry with its signature pinned and, when a smaller
     program reproduces reliably, replace its program.json, verdict.json and
-    repro.py (each written atomically; the first original is kept as
-    original_program.json) and record the figures under meta.json's "shrink".
+    repro.py (Corpus.update_shrunk: the first original is kept as
+    original_program.json, the figures go under meta.json's "shrink").
 
     sandbox: evaluate in a one-worker WorkerPool (default: only for crash and
     hang findings, which would take this process down)."""
-    from fuzz.findings import corpus as C
+    from fuzz.findings.corpus import Corpus
 
     entry_dir = Path(entry_dir)
-    entry = C.Corpus(entry_dir.parent).load(entry_dir)
+    corpus = Corpus(entry_dir.parent)
+    entry = corpus.load(entry_dir)
     p = copy.deepcopy(entry.program)
     if backend:
         p.settings.backend = backend
@@ -864,36 +859,8 @@ def shrink_entry(entry_dir, *, evaluate: Evaluate | None = None, time_budget: fl
         if pool is not None:
             pool.close()
     if write and res.reproduced and res.verdict is not None and canonical(res.program) != canonical(entry.program):
-        _write_entry(entry, res)
+        corpus.update_shrunk(entry_dir, res.program, res.verdict, res.stats())
     return res
-
-
-def _write_entry(entry, res: ShrinkResult) -> None:
-    from fuzz.findings import corpus as C
-
-    d = entry.path
-    if not (d / "original_program.json").exists():
-        _write_atomic(d / "original_program.json", entry.program.to_json(indent=2) + "\n")
-    _write_atomic(d / "program.json", res.program.to_json(indent=2) + "\n")
-    _write_atomic(d / "verdict.json", C._dumps(res.verdict.to_dict()))
-    repro, repro_error = C._repro(res.program, entry.signature)
-    _write_atomic(d / "repro.py", repro)
-    import fcntl
-
-    with open(d / C._LOCK, "a") as lock:  # the corpus updates meta.json under this lock
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            meta = json.loads((d / "meta.json").read_text())
-            stats = res.stats()
-            stats["at"] = C._now()
-            meta["shrink"] = stats
-            if repro_error:
-                meta["repro_error"] = repro_error
-            else:
-                meta.pop("repro_error", None)
-            _write_atomic(d / "meta.json", C._dumps(meta))
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 # -- command line ------------------------------------------------------------------

@@ -176,12 +176,12 @@ def shrink_step_entry(entry_dir, *, time_budget: float = 300.0, reruns: int = 2,
     reproduce, or its shrunk form is flaky."""
     from pathlib import Path
 
-    from fuzz.findings import corpus as C
+    from fuzz.findings.corpus import Corpus
     from fuzz.kinds import is_step_program
-    from fuzz.findings.shrink import _write_entry
 
     entry_dir = Path(entry_dir)
-    entry = C.Corpus(entry_dir.parent).load(entry_dir)
+    corpus = Corpus(entry_dir.parent)
+    entry = corpus.load(entry_dir)
     if not is_step_program(entry.program):
         raise ValueError(f"{entry_dir} is not a torch_xla entry")
     evaluate = evaluate or fresh_evaluator()
@@ -191,7 +191,7 @@ def shrink_step_entry(entry_dir, *, time_budget: float = 300.0, reruns: int = 2,
         if not (w.is_finding and in_bucket(signature(w, res.program).text, entry.signature.text)):
             raise ValueError(f"flaky: the shrunk program did not reproduce on rerun {i + 1}: {w.summary()}")
     if write and res.program.to_json(sort_keys=True) != entry.program.to_json(sort_keys=True):
-        _write_entry(entry, res)
+        corpus.update_shrunk(entry_dir, res.program, res.verdict, res.stats())
     return res
 
 
