@@ -61,7 +61,7 @@ _MARK_COST = {"static": 0, "maybe_dynamic": 1, "dynamic": 2, "unbacked": 3}
 _MODE_COST = {"constant": 0, "replicate": 1, "reflect": 2, "circular": 3}
 
 
-# -- measures --------------------------------------------------------------------
+# -- measures ------------------------------------------------------------------
 
 def canonical(p: Program) -> str:
     return json.dumps(p.to_dict(), sort_keys=True)
@@ -252,7 +252,7 @@ def _simpler(v, key: str = "") -> list:
     return res
 
 
-# -- passes ----------------------------------------------------------------------------
+# -- passes --------------------------------------------------------------------
 
 def _pass_ops(p: Program) -> Iterator:
     n = len(p.ops)
@@ -461,7 +461,7 @@ def _pass_calls(p: Program, verdict: Verdict | None) -> Iterator:
         yield what, q
 
 
-# -- the kind --------------------------------------------------------------------------
+# -- the kind ------------------------------------------------------------------
 
 class CompiledKind:
     """Compiled Programs for the shrink engine."""
@@ -491,7 +491,7 @@ class CompiledKind:
 COMPILED = CompiledKind()
 
 
-# -- the optional Hypothesis stage ---------------------------------------------------
+# -- the optional Hypothesis stage ---------------------------------------------
 
 def hypothesis_stage(engine: Engine, examples: int, seed: int) -> dict:
     """Run hypothesis.find over the strategies restricted to the current

@@ -63,7 +63,7 @@ class ShrinkKind(Protocol):
         """name -> int sizes reported before/after (`ops`, `steps`, ...), in order."""
 
 
-# -- the result ------------------------------------------------------------------
+# -- the result ----------------------------------------------------------------
 
 def _measure(name: str, before: bool) -> property:
     return property(lambda self: self.kind.measures(self.original if before else self.program)[name])
@@ -136,7 +136,7 @@ class ShrinkResult:
         return s
 
 
-# -- the engine --------------------------------------------------------------------
+# -- the engine ----------------------------------------------------------------
 
 class Engine:
     """One shrink of one program. `key` pins the signature key the original

@@ -5,8 +5,9 @@ cache, fixpoint, budget, flakiness re-checks). A candidate is valid if
 `step_ir.check` accepts it; the cost is (steps, tensor args, repeats,
 non-default settings, non-int64 dtype, JSON length), which every candidate
 below lowers. Passes, in order; after any accepted step the sweep starts
-over from the first (a step program is short, a fresh judgement is dear, and
-dropping a block or step is worth more than anything after it):
+over from the first (unlike compiled programs, whose passes resume): a
+smaller program may let a whole block or step go, which is worth more than
+anything after it:
 
   blocks     drop a whole block
   steps      drop one step (later steps first: observations and syncs at the
@@ -41,7 +42,7 @@ def n_steps(p: StepProgram) -> int:
     return sum(len(b.steps) for b in p.blocks)
 
 
-# -- passes ----------------------------------------------------------------------
+# -- passes --------------------------------------------------------------------
 
 def _pass_blocks(p: StepProgram):
     for i in range(len(p.blocks)):
@@ -99,7 +100,7 @@ PASSES = [("blocks", _pass_blocks), ("steps", _pass_steps), ("observe", _pass_ob
           ("repeat", _pass_repeat), ("settings", _pass_settings), ("dtype", _pass_dtype)]
 
 
-# -- the kind --------------------------------------------------------------------
+# -- the kind ------------------------------------------------------------------
 
 def _settings_off(s: XlaSettings) -> int:
     default = XlaSettings()
