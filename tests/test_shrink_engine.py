@@ -205,3 +205,22 @@ def test_step_entry_is_rewritten_through_the_corpus(tmp_path):
     assert e.meta["shrink"]["steps_after"] == n_steps(e.program) < n_steps(p) and e.meta["shrink"]["accepted"]
     assert StepProgram.from_json((entry / "original_program.json").read_text()).to_dict() == p.to_dict()
     assert "torch_xla" in (entry / "repro.py").read_text()
+
+
+def test_shrink_command_on_a_step_entry(tmp_path, monkeypatch, capsys):
+    import argparse
+
+    import fuzz.findings.shrink_steps as shrink_steps_mod
+    from fuzz.findings.shrink import add_parser
+
+    monkeypatch.setattr(shrink_steps_mod, "fresh_evaluator", lambda *a, **k: fake_stale_read)
+    p = step_findings(1)[0]
+    v = fake_stale_read(p)
+    entry, _ = Corpus(tmp_path).record(p, v, signature(v, p), env={"test": True})
+    ap = argparse.ArgumentParser(prog="shapefuzz")
+    add_parser(ap.add_subparsers(dest="command", required=True))
+    args = ap.parse_args(["shrink", str(entry), "--json", "--reruns", "1"])
+    assert args.fn(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["reproduced"] and out["key"] == entry.name and out["steps_after"] < out["steps_before"]
+    assert out["verdict"]["outcome"] == "divergence" and (entry / "original_program.json").exists()
