@@ -194,3 +194,25 @@ def test_env_is_captured(tmp_path):
     v = make_verdict()
     path, _ = c.record(make_program(), v, signature(v))  # no env given: captured
     assert json.loads((path / "env.json").read_text()) == json.loads(json.dumps(env))
+
+
+def test_update_shrunk_replaces_the_program_and_keeps_the_first(tmp_path, monkeypatch):
+    c = Corpus(tmp_path)
+    path, _ = record(c, sizes=(4, 5, 6))
+    small = make_program(sizes=(5,))
+    e = c.update_shrunk(path, small, make_verdict(), {"ops_after": 1})
+    assert e.key == path.name and e.program == small and e.hits == 1
+    assert e.meta["shrink"]["ops_after"] == 1 and e.meta["shrink"]["at"].endswith("+00:00")
+    assert Program.from_json((path / "original_program.json").read_text()) == make_program(sizes=(4, 5, 6))
+    assert json.loads((path / "signature.json").read_text())["key"] == path.name  # the key stays
+    # a second shrink keeps the first original; a codegen failure is recorded, then cleared
+    monkeypatch.setattr(corpus_mod, "repro_source", lambda p, title="": 1 / 0)
+    e = c.update_shrunk(path, make_program(sizes=(7,)), make_verdict(), {"ops_after": 1})
+    assert "ZeroDivisionError" in e.meta["repro_error"]
+    monkeypatch.undo()
+    e = c.update_shrunk(path, make_program(sizes=(7,)), make_verdict(), {})
+    assert "repro_error" not in e.meta and e.program.sizes == {"s0": [7]}
+    assert Program.from_json((path / "original_program.json").read_text()) == make_program(sizes=(4, 5, 6))
+    record(c)  # a hit after the update keeps the shrink record
+    assert c.load(path).hits == 2 and c.load(path).meta["shrink"] == {"at": e.meta["shrink"]["at"]}
+    assert hidden(tmp_path) == [] and all((path / f).stat().st_mode & 0o777 == 0o644 for f in FILES)

@@ -22,6 +22,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from fuzz.files import write_atomic
+
 
 class StateError(ValueError):
     """The state directory belongs to another campaign or is unreadable."""
@@ -46,15 +48,6 @@ def _append(path: str, record: dict, sync: bool) -> None:
         f.flush()
         if sync:
             os.fsync(f.fileno())
-
-
-def write_atomic(path: str, text: str) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 @dataclass

@@ -4,14 +4,17 @@
                  verdict.json    what happened, with its numbers
                  signature.json  key + human-readable bucket text
                  env.json        torch / triton / torch_xla / CUDA / GPU / Python / OS
-                 meta.json       first_seen, last_seen (UTC ISO), hits
+                 meta.json       first_seen, last_seen (UTC ISO), hits; "shrink": the figures of a shrink
                  repro.py        standalone script (imports only torch; torch_xla for XLA entries)
+                 original_program.json  the program as found, once a shrink replaced it (update_shrunk)
 
 Several workers and campaigns may write one corpus at once, so every write is
-atomic: files go to a temp file in the same directory, are fsynced, then
-os.replace'd; a new entry is built complete in a hidden temp directory and
-os.rename'd into place, which fails if another process got there first, and
-then the loser only counts a hit. Readers never see a half-written entry.
+atomic (fuzz/files.py): files go to a temp file in the same directory, are
+fsynced, then os.replace'd; a new entry is built complete in a hidden temp
+directory and os.rename'd into place, which fails if another process got
+there first, and then the loser only counts a hit. Readers never see a
+half-written entry. Updates of an existing entry (hits, shrinks) hold its
+.lock.
 """
 
 from __future__ import annotations
@@ -26,11 +29,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
+from fuzz.files import dumps as _dumps
+from fuzz.files import fsync_dir as _fsync_dir  # a module name: tests make it fail
+from fuzz.files import write_atomic as _write_atomic
+from fuzz.files import write_synced as _write
 from fuzz.program.ir import Program, ProgramError
 from fuzz.kinds import load_program, repro_source
 from fuzz.findings.signature import Signature
@@ -115,43 +123,10 @@ def capture_env() -> dict:
     return env
 
 
-# -- atomic files -------------------------------------------------------------
+# -- files ----------------------------------------------------------------------
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write(path: Path, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _dumps(obj) -> str:
-    return json.dumps(obj, indent=2, sort_keys=True) + "\n"
 
 
 def _repro(program: Program, sig: Signature) -> tuple[str, str | None]:
@@ -214,25 +189,50 @@ class Corpus:
             shutil.rmtree(tmp, ignore_errors=True)
 
     def _hit(self, entry: Path) -> None:
-        # Hits are a read-modify-write of meta.json under an exclusive flock on
-        # entry/.lock. An append-only hit log would need no lock, but it grows
-        # with every hit (hour-long campaigns hit one bug millions of times) and
-        # leaves meta.json stale; the lock is held only for one tiny file.
-        with open(entry / _LOCK, "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        # Hits are a read-modify-write of meta.json under the entry lock. An
+        # append-only hit log would need no lock, but it grows with every hit
+        # (hour-long campaigns hit one bug millions of times) and leaves
+        # meta.json stale; the lock is held only for one tiny file.
+        with _locked(entry):
+            now = _now()
             try:
-                now = _now()
-                try:
-                    meta = json.loads((entry / "meta.json").read_text())
-                    if not isinstance(meta, dict) or not isinstance(meta.get("hits"), int):
-                        raise ValueError("bad meta")
-                except (OSError, ValueError):
-                    meta = {"first_seen": now, "hits": 0}  # repair rather than lose the hit
-                meta["hits"] += 1
-                meta["last_seen"] = now
-                _write_atomic(entry / "meta.json", _dumps(meta))
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+                meta = json.loads((entry / "meta.json").read_text())
+                if not isinstance(meta, dict) or not isinstance(meta.get("hits"), int):
+                    raise ValueError("bad meta")
+            except (OSError, ValueError):
+                meta = {"first_seen": now, "hits": 0}  # repair rather than lose the hit
+            meta["hits"] += 1
+            meta["last_seen"] = now
+            _write_atomic(entry / "meta.json", _dumps(meta))
+
+    def update_shrunk(self, entry_dir, program, verdict: Verdict, record: dict) -> Entry:
+        """Replace an entry's program by a smaller one that reproduces its bug
+        (a shrink): program.json, verdict.json and repro.py are rewritten, the
+        first program is kept as original_program.json, and `record` (the
+        shrink's figures) goes under meta.json's "shrink" with the time.
+        signature.json stays: the entry keeps its key whatever the shrunk
+        program's own signature text (a value finding may lose op families).
+
+        Each file is replaced atomically and the whole update runs under the
+        entry lock, so it never interleaves with a hit or another update.
+        Returns the entry as read back."""
+        d = Path(entry_dir)
+        with _locked(d):
+            entry = self.load(d)
+            if not (d / "original_program.json").exists():
+                _write_atomic(d / "original_program.json", entry.program.to_json(indent=2) + "\n")
+            _write_atomic(d / "program.json", program.to_json(indent=2) + "\n")
+            _write_atomic(d / "verdict.json", _dumps(verdict.to_dict()))
+            repro, repro_error = _repro(program, entry.signature)
+            _write_atomic(d / "repro.py", repro)
+            meta = dict(entry.meta)
+            meta["shrink"] = {**record, "at": _now()}
+            if repro_error:
+                meta["repro_error"] = repro_error
+            else:
+                meta.pop("repro_error", None)
+            _write_atomic(d / "meta.json", _dumps(meta))
+            return self.load(d)
 
     def entries(self) -> Iterator[Entry]:
         """Every readable entry, by key. Unreadable ones are skipped and
@@ -282,6 +282,17 @@ class Corpus:
             except (KeyError, TypeError, ValueError):
                 raise CorpusError(d, f"meta.json: {k} must be an ISO time, got {meta.get(k)!r}") from None
         return Entry(path=d, signature=sig, program=program, verdict=verdict, env=data["env.json"], meta=meta)
+
+
+@contextmanager
+def _locked(entry: Path):
+    """An exclusive flock on entry/.lock: every read-modify-write of an entry's files."""
+    with open(entry / _LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _load_signature(d: Path, s: dict) -> Signature:

@@ -1,81 +1,77 @@
-"""Shrink a step-program finding with its signature pinned.
+"""Shrinking a torch_xla step-program finding with its signature pinned.
 
-Greedy passes to a fixpoint, each candidate checked by `steps.check` before
-it is judged, every judged program cached by its JSON:
-  drop a whole block; drop one step (later steps first: observations and
-  syncs at the end are the cheapest to lose); drop one tensor from an
-  observation (its producers can go next); cut a block's `repeat` to 1,
-  then by one (its size lists cut to match); settings back to defaults;
-  the dtype to int64 (the seed's).
-A candidate counts only when it is a finding with the original's signature
-key, so a shrink never slides to another bug. `evaluate` judges one program
-(`run_step_program` with a planted fault, a fresh process, ...).
+The step-program kind of the shrink engine (fuzz/findings/shrink_engine.py:
+cache, fixpoint, budget, flakiness re-checks). A candidate is valid if
+`step_ir.check` accepts it; the cost is (steps, tensor args, repeats,
+non-default settings, non-int64 dtype, JSON length), which every candidate
+below lowers. Passes, in order; after any accepted step the sweep starts
+over from the first (unlike compiled programs, whose passes resume): a
+smaller program may let a whole block or step go, which is worth more than
+anything after it:
+
+  blocks     drop a whole block
+  steps      drop one step (later steps first: observations and syncs at the
+             end are the cheapest to lose)
+  observe    drop one tensor from an observation (its producers can go next)
+  repeat     cut a block's `repeat` to 1, then by one (its size lists cut to match)
+  settings   settings back to the defaults
+  dtype      the dtype to int64 (the seed's)
+
+A candidate counts only when it is a finding in the original's bucket
+(in_bucket: a value finding may lose op kinds), so a shrink never slides to
+another bug. `evaluate` judges one program (`run_step_program` with a planted
+fault, or `fresh_evaluator`: a fresh process, screened in this one).
 """
 
 from __future__ import annotations
 
 import copy
-import time
-from dataclasses import dataclass, field
 from typing import Callable
 
-from fuzz.program.ir import ProgramError
-from fuzz.findings.signature import in_bucket, signature
+from fuzz.findings.shrink_engine import Engine, ShrinkResult
 from fuzz.judge.verdict import Verdict
 
 from fuzz.program.step_ir import StepProgram, XlaSettings, check
 
 Evaluate = Callable[[StepProgram], Verdict]
-
-
-@dataclass
-class StepShrinkResult:
-    program: StepProgram
-    verdict: Verdict
-    key: str  # the signature key pinned (of the original program)
-    steps_before: int
-    steps_after: int
-    evaluations: int = 0
-    seconds: float = 0.0
-    timed_out: bool = False
-    accepted: list = field(default_factory=list)  # what each accepted step did
-    target: str = ""  # the signature text pinned: every accepted program's falls in its bucket (in_bucket)
-
-
-    def stats(self) -> dict:
-        return {"steps_before": self.steps_before, "steps_after": self.steps_after,
-                "evaluations": self.evaluations, "seconds": round(self.seconds, 1), "timed_out": self.timed_out,
-                "accepted": self.accepted}
-
-    def summary(self) -> str:
-        return (f"steps {self.steps_before} -> {self.steps_after}, {self.evaluations} evaluations, "
-                f"{self.seconds:.1f} s" + (" (time budget reached)" if self.timed_out else ""))
+StepShrinkResult = ShrinkResult  # the older name: one result type for every kind
 
 
 def n_steps(p: StepProgram) -> int:
     return sum(len(b.steps) for b in p.blocks)
 
 
-def _candidates(p: StepProgram):
-    """(what, smaller program) in the order tried."""
+# -- passes --------------------------------------------------------------------
+
+def _pass_blocks(p: StepProgram):
     for i in range(len(p.blocks)):
         if len(p.blocks) > 1:
             q = copy.deepcopy(p)
             del q.blocks[i]
             yield f"drop block {i}", q
+
+
+def _pass_steps(p: StepProgram):
     for i in reversed(range(len(p.blocks))):
         for j in reversed(range(len(p.blocks[i].steps))):
             if len(p.blocks[i].steps) > 1:
                 q = copy.deepcopy(p)
                 del q.blocks[i].steps[j]
                 yield f"drop step {i}.{j} ({p.blocks[i].steps[j].op})", q
-    for i, b in enumerate(p.blocks):  # read fewer tensors at an observation (then their producers can go)
+
+
+def _pass_observe(p: StepProgram):
+    """Read fewer tensors at an observation (then their producers can go)."""
+    for i, b in enumerate(p.blocks):
         for j, st in enumerate(b.steps):
             if st.op == "observe" and len(st.args) > 1:
                 for k in reversed(range(len(st.args))):
                     q = copy.deepcopy(p)
                     del q.blocks[i].steps[j].args[k]
                     yield f"observe {i}.{j} without {st.args[k]}", q
+
+
+def _pass_repeat(p: StepProgram):
     for i, b in enumerate(p.blocks):
         for r in sorted({1, b.repeat - 1}):
             if 1 <= r < b.repeat:
@@ -83,59 +79,75 @@ def _candidates(p: StepProgram):
                 q.blocks[i].repeat = r
                 q.blocks[i].sizes = {s: v[:r] for s, v in b.sizes.items()}
                 yield f"block {i} repeat {b.repeat} -> {r}", q
+
+
+def _pass_settings(p: StepProgram):
     if p.settings != XlaSettings():
         q = copy.deepcopy(p)
         q.settings = XlaSettings()
         yield "default settings", q
+
+
+def _pass_dtype(p: StepProgram):
     if p.dtype != "int64":
         q = copy.deepcopy(p)
         q.dtype = "int64"
         yield f"dtype {p.dtype} -> int64", q
 
 
-def shrink_steps(p: StepProgram, evaluate: Evaluate, *, time_budget: float = 300.0,
-                 target: str | None = None) -> StepShrinkResult:
+PASSES = [("blocks", _pass_blocks), ("steps", _pass_steps), ("observe", _pass_observe),
+          ("repeat", _pass_repeat), ("settings", _pass_settings), ("dtype", _pass_dtype)]
+
+
+# -- the kind ------------------------------------------------------------------
+
+def _settings_off(s: XlaSettings) -> int:
+    default = XlaSettings()
+    return sum(getattr(s, f) != getattr(default, f) for f in s.__dataclass_fields__)
+
+
+class StepKind:
+    """Step programs for the shrink engine."""
+
+    restart = True
+
+    def passes(self, engine: Engine) -> list:
+        return list(PASSES)
+
+    @staticmethod
+    def cost(p: StepProgram) -> tuple:
+        return (n_steps(p), sum(len(s.args) for _, s in p.steps()), sum(b.repeat for b in p.blocks),
+                _settings_off(p.settings), int(p.dtype != "int64"), len(StepKind.canonical(p)))
+
+    @staticmethod
+    def canonical(p: StepProgram) -> str:
+        return p.to_json(sort_keys=True)
+
+    check = staticmethod(check)
+
+    @staticmethod
+    def measures(p: StepProgram) -> dict:
+        return {"steps": n_steps(p)}
+
+
+STEPS = StepKind()
+
+
+def shrink_steps(p: StepProgram, evaluate: Evaluate, *, time_budget: float = 300.0, target: str | None = None,
+                 reruns: int = 0, log: Callable[[str], None] | None = None) -> ShrinkResult:
     """Shrink finding `p`; raises ValueError when `p` is not a finding (or not
-    one in bucket `target`, a signature text, when given). A candidate counts
-    when its signature falls in the bucket (in_bucket: a value finding may
-    lose op kinds)."""
-    start = time.monotonic()
-    v = evaluate(p)
-    if not v.is_finding:
-        raise ValueError(f"not a finding: {v.summary()}")
-    if target is not None and not in_bucket(signature(v, p).text, target):
-        raise ValueError(f"reproduces another bug: {v.summary()}")
-    target = target or signature(v, p).text
-    key = signature(v, p).key
-    res = StepShrinkResult(program=p, verdict=v, key=key, steps_before=n_steps(p), steps_after=n_steps(p),
-                           evaluations=1, target=target)
-    tried = {p.to_json(sort_keys=True)}
-    progress = True
-    while progress:
-        progress = False
-        for what, q in _candidates(res.program):
-            if time.monotonic() - start > time_budget:
-                res.timed_out = True
-                break
-            text = q.to_json(sort_keys=True)
-            if text in tried:
-                continue
-            tried.add(text)
-            try:
-                check(q)
-            except ProgramError:
-                continue
-            res.evaluations += 1
-            w = evaluate(q)
-            if w.is_finding and in_bucket(signature(w, q).text, target):
-                res.program, res.verdict = q, w
-                res.accepted.append(what)
-                progress = True
-                break  # restart from the first pass on the smaller program
-        if res.timed_out:
-            break
-    res.steps_after = n_steps(res.program)
-    res.seconds = time.monotonic() - start
+    one in bucket `target`, a signature text, when given) and ProgramError
+    when it is not a valid step program. A candidate counts when its
+    signature falls in the bucket. `reruns`: tries of the original, and
+    re-checks of the result (0: one evaluation each, no re-check)."""
+    check(p)
+    engine = Engine(STEPS, evaluate, target_text=target, time_budget=time_budget, log=log)
+    res = engine.run(copy.deepcopy(p), reruns=reruns)
+    if not res.reproduced:
+        v = res.original_verdict
+        if v is None:
+            raise ValueError(f"not a finding: evaluate raised {res.error}")
+        raise ValueError(f"{'reproduces another bug' if v.is_finding else 'not a finding'}: {v.summary()}")
     return res
 
 
@@ -167,29 +179,27 @@ def fresh_evaluator(timeout: float = 300.0, screen: bool = True) -> Evaluate:
 
 
 def shrink_step_entry(entry_dir, *, time_budget: float = 300.0, reruns: int = 2, write: bool = True,
-                      evaluate: Evaluate | None = None) -> StepShrinkResult:
+                      evaluate: Evaluate | None = None) -> ShrinkResult:
     """Shrink a torch_xla corpus entry with its signature pinned, every
-    candidate in a fresh process; when the result reproduces in `reruns`
-    more fresh runs, replace the entry's program.json, verdict.json and
-    repro.py (original_program.json keeps the first) and record the figures
+    candidate in a fresh process (fresh_evaluator). The result is re-checked
+    in `reruns` more runs (a flaky one is kept out: the engine falls back to
+    an earlier program that reproduces every time); when it is smaller,
+    Corpus.update_shrunk replaces the entry's program.json, verdict.json and
+    repro.py (original_program.json keeps the first) and records the figures
     under meta.json "shrink". Raises ValueError when the entry does not
-    reproduce, or its shrunk form is flaky."""
+    reproduce."""
     from pathlib import Path
 
-    from fuzz.findings import corpus as C
+    from fuzz.findings.corpus import Corpus
     from fuzz.kinds import is_step_program
-    from fuzz.findings.shrink import _write_entry
 
     entry_dir = Path(entry_dir)
-    entry = C.Corpus(entry_dir.parent).load(entry_dir)
+    corpus = Corpus(entry_dir.parent)
+    entry = corpus.load(entry_dir)
     if not is_step_program(entry.program):
         raise ValueError(f"{entry_dir} is not a torch_xla entry")
-    evaluate = evaluate or fresh_evaluator()
-    res = shrink_steps(entry.program, evaluate, time_budget=time_budget, target=entry.signature.text)
-    for i in range(reruns if res.program is not entry.program else 0):
-        w = evaluate(res.program)
-        if not (w.is_finding and in_bucket(signature(w, res.program).text, entry.signature.text)):
-            raise ValueError(f"flaky: the shrunk program did not reproduce on rerun {i + 1}: {w.summary()}")
-    if write and res.program.to_json(sort_keys=True) != entry.program.to_json(sort_keys=True):
-        _write_entry(entry, res)
+    res = shrink_steps(entry.program, evaluate or fresh_evaluator(), time_budget=time_budget,
+                       target=entry.signature.text, reruns=reruns)
+    if write and STEPS.canonical(res.program) != STEPS.canonical(entry.program):
+        corpus.update_shrunk(entry_dir, res.program, res.verdict, res.stats())
     return res

@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -38,6 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
 
+from fuzz.files import write_atomic  # one helper for the package (report.py imports it from here)
 from fuzz.program.ir import Program
 from fuzz.findings.signature import in_bucket, signature
 from fuzz.judge.verdict import Outcome, Verdict
@@ -417,28 +416,6 @@ def ablation_document(rows: list[AblationRow], program: Program, signature_key: 
 
 
 # -- corpus entries -------------------------------------------------------------
-
-def write_atomic(path, text: str) -> None:
-    """Write `text` to `path` via a temp file in the same directory, fsync,
-    os.replace, fsync of the directory: readers see the old or the new file."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
-
 
 def load_ablation(entry_dir) -> dict | None:
     """The entry's ablation.json, or None when it has none or it is unreadable."""
