@@ -211,7 +211,7 @@ def test_shrink_command_on_a_step_entry(tmp_path, monkeypatch, capsys):
     import argparse
 
     import fuzz.findings.shrink_steps as shrink_steps_mod
-    from fuzz.findings.shrink import add_parser
+    from fuzz.cli.shrink import add_parser
 
     monkeypatch.setattr(shrink_steps_mod, "fresh_evaluator", lambda *a, **k: fake_stale_read)
     p = step_findings(1)[0]
