@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-import traceback
 
 from fuzz.judge import expected
 from fuzz.judge.backends import compile_program
@@ -18,16 +17,7 @@ from fuzz.judge.compare import compare_outputs
 from fuzz.program.interp import load
 from fuzz.program.ir import Program
 from fuzz.program.typecheck import typecheck
-from fuzz.judge.verdict import Outcome, Stage, Verdict
-
-# Exceptions raised by the compiler stack itself (class names, any module).
-_COMPILE_EXCEPTIONS = {
-    "BackendCompilerFailed", "InductorError", "LoweringException", "Unsupported", "TorchRuntimeError",
-    "InternalTorchDynamoError", "ConstraintViolationError", "UserError", "GuardOnDataDependentSymNode",
-    "CompilationError", "CppCompileError",
-}
-_KIND_OUTCOME = {"values": Outcome.DIVERGENCE, "nonfinite": Outcome.NONFINITE, "shape": Outcome.SHAPE,
-                 "arity": Outcome.SHAPE, "type": Outcome.SHAPE, "dtype": Outcome.DTYPE}
+from fuzz.judge.verdict import COMPARE_OUTCOME, Outcome, Stage, Verdict, error_verdict, exception_chain
 
 _prepared = False
 
@@ -52,33 +42,6 @@ def prepare_process() -> None:
     torch._logging.set_logs(all=logging.CRITICAL)
     logging.getLogger("torch").setLevel(logging.CRITICAL)
     _prepared = True
-
-
-def exception_chain(e: BaseException) -> list[BaseException]:
-    """e and what it wraps (cause, context, inner_exception), outermost first."""
-    chain, seen = [], set()
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        chain.append(e)
-        e = getattr(e, "inner_exception", None) or e.__cause__ or e.__context__
-    return chain
-
-
-def _frame_text(f) -> str:
-    path = f.filename
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            path = path.split(marker, 1)[1]
-    return f"{path}:{f.lineno}:{f.name}"
-
-
-def error_verdict(outcome: Outcome, e: BaseException, **kw) -> Verdict:
-    chain = exception_chain(e)
-    inner = chain[-1]
-    frames = [_frame_text(f) for f in traceback.extract_tb(inner.__traceback__)]
-    compile_stage = any(type(x).__name__ in _COMPILE_EXCEPTIONS for x in chain)
-    return Verdict(outcome=outcome, stage=Stage.COMPILE if compile_stage else Stage.EXECUTE,
-                   exc_type=type(inner).__qualname__, message=str(inner)[:4000], frames=frames[-30:], **kw)
 
 
 def _sync(device: str) -> None:
@@ -144,7 +107,7 @@ def _run_once(p: Program, check_strides: bool) -> Verdict:
         if bad:
             i, kind, detail = bad[0]
             where = f"output {i} ({p.outputs[i]})" if 0 <= i < len(p.outputs) else "outputs"
-            return done(Verdict(outcome=_KIND_OUTCOME[kind], stage=Stage.COMPARE, where=where,
+            return done(Verdict(outcome=COMPARE_OUTCOME[kind], stage=Stage.COMPARE, where=where,
                                 message=f"{kind} mismatch: {detail}" if kind != "values" else "",
                                 numbers={k: v for k, v in detail.items() if isinstance(v, (int, float))}, **at))
         bad = compare_outputs(comp_in, eager_in, ref_in)
