@@ -70,7 +70,7 @@ from fuzz.program.ir import MARKS, Program, ProgramError, TensorInput
 from fuzz.kinds import is_step_file
 from fuzz.findings.signature import Signature, in_bucket, signature
 from fuzz.judge.verdict import Outcome, Verdict
-from fuzz.campaign.workers import needs_isolation
+from fuzz.judge.poison import needs_isolation
 
 Evaluate = Callable[[Program], Verdict]
 

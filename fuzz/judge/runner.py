@@ -14,6 +14,7 @@ import time
 from fuzz.judge import expected
 from fuzz.judge.backends import compile_program
 from fuzz.judge.compare import compare_outputs
+from fuzz.judge.poison import judge_twice
 from fuzz.program.interp import load
 from fuzz.program.ir import Program
 from fuzz.program.typecheck import typecheck
@@ -129,25 +130,11 @@ def _strides(t) -> tuple:
     return tuple(s for s, n in zip(t.stride(), t.shape) if n > 1)
 
 
-def _poisoned(v: Verdict) -> bool:
-    """A CUDA error leaves this process's context unusable: nothing more can
-    run here (a rerun would fail making its inputs), so it is not rerun."""
-    from fuzz.campaign.workers import replace_cause
-
-    return replace_cause(v.to_dict()) == "cuda"
-
-
 def run_case(p: Program, *, rerun: bool = True, check_strides: bool = False) -> Verdict:
-    """Judge one program. A finding is rerun once (unless it was a CUDA
-    error); if the rerun disagrees the verdict is FLAKY (not reported as a
-    bug). Raises ProgramError for an invalid program."""
+    """Judge one program. A finding is rerun once (unless the first run
+    poisoned the process, fuzz.judge.poison); if the rerun disagrees the
+    verdict is FLAKY (not reported as a bug). Raises ProgramError for an
+    invalid program."""
     typecheck(p)
     prepare_process()
-    v = _run_once(p, check_strides)
-    if rerun and v.is_finding and not _poisoned(v):
-        again = _run_once(p, check_strides)
-        if (again.outcome, again.call, again.exc_type) != (v.outcome, v.call, v.exc_type):
-            return Verdict(outcome=Outcome.FLAKY, stage=v.stage, call=v.call, sizes=v.sizes,
-                           message=f"first: {v.summary()} | rerun: {again.summary()}",
-                           recompiles=v.recompiles, seconds=v.seconds + again.seconds)
-    return v
+    return judge_twice(lambda: _run_once(p, check_strides), rerun)
