@@ -12,7 +12,8 @@ import inspect
 import json
 
 from fuzz.judge import compare as _compare
-from fuzz.program.ir import Program, RunSettings
+from fuzz.judge.backends import ModeOptions, compile_kwargs
+from fuzz.program.ir import Program
 from fuzz.program.opdb import OPS
 from fuzz.program.typecheck import typecheck
 
@@ -119,17 +120,8 @@ def compile_call(p: Program) -> tuple[list[str], str]:
         mod, _, attr = s.backend.partition(":")
         imports.append("import importlib")
         backend = f"getattr(importlib.import_module({mod!r}), {attr!r})"
-    kw = [f"backend={backend}", f"dynamic={s.dynamic!r}"]
-    if s.backend == "inductor":
-        from fuzz.judge.backends import known_inductor_options
-
-        s = RunSettings(**{**s.__dict__, "options": known_inductor_options(s.options or {})})
-        if s.mode and s.options:  # torch.compile takes one of mode/options
-            kw.append(f"options={{**torch._inductor.list_mode_options({s.mode!r}, {s.dynamic!r}), **{s.options!r}}}")
-        elif s.mode:
-            kw.append(f"mode={s.mode!r}")
-        elif s.options:
-            kw.append(f"options={s.options!r}")
+    kw = [f"backend={backend}"] + [f"{k}={v.source() if isinstance(v, ModeOptions) else repr(v)}"
+                                   for k, v in compile_kwargs(s).items()]
     return imports, f"torch.compile(program, {', '.join(kw)})"
 
 
