@@ -17,7 +17,8 @@ import pytest
 
 from fuzz.program.ir import OpCall, Program, RunSettings, TensorInput
 from fuzz.judge.verdict import Outcome
-from fuzz.campaign.workers import WorkerPool, faulthandler_frames, replace_cause
+from fuzz.campaign.workers import WorkerPool, faulthandler_frames
+from fuzz.judge.poison import replace_cause
 
 REPO = Path(__file__).resolve().parents[1]
 TIMING = ("seconds", "compile_seconds")
@@ -175,7 +176,7 @@ def test_real_device_assert_poisons_and_is_replaced(monkeypatch):
     the replacement the next case on that worker fails; with it, it passes."""
     cases = [("assert", relu("fuzz.judge.faults:device_assert", device="cuda")), ("next", relu(device="cuda"))]
     with monkeypatch.context() as m:
-        m.setattr("fuzz.campaign.workers.REPLACE_AFTER", {})
+        m.setattr("fuzz.judge.poison.REPLACE_AFTER", {})
         with WorkerPool(devices=cuda_devices()[:1], workers_per_gpu=1, timeout=300) as pool:
             control = {cid: (v, info) for cid, v, info in pool.run(cases, prefetch=1)}
     assert control["next"][0]["outcome"] != "ok" and "CUDA error" in control["next"][0]["message"]
@@ -243,7 +244,7 @@ def test_faulthandler_frames():
 
 def test_findings_that_poison_the_process_are_rerun_isolated():
     from fuzz.judge.verdict import Outcome, Verdict
-    from fuzz.campaign.workers import needs_isolation
+    from fuzz.judge.poison import needs_isolation
 
     cuda = Verdict(outcome=Outcome.COMPILED_ERROR, exc_type="torch.AcceleratorError",
                    message="CUDA error: an illegal memory access was encountered")

@@ -70,7 +70,7 @@ def evaluate(d: dict) -> tuple[dict, str | None, dict]:
             if v.is_finding:
                 _confirmed.add(bucket)
     except Exception as e:  # noqa: BLE001 - a harness failure: report it, keep the worker
-        from fuzz.judge.runner import error_verdict
+        from fuzz.judge.verdict import error_verdict
 
         return error_verdict(Outcome.INVALID, e).to_dict(), "harness", extra
     _history.append(p)

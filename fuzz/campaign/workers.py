@@ -32,20 +32,9 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait as _wait
 from typing import Iterable, Iterator
 
+from fuzz.judge.poison import replace_cause
+from fuzz.judge.verdict import Outcome, Stage, Verdict, error_verdict
 from fuzz.program.ir import Program, ProgramError
-from fuzz.judge.verdict import Outcome, Stage, Verdict
-
-# Errors after which a worker's process cannot be trusted, by restart cause.
-# Matched as substrings of "exc_type: message" of the verdict. A CUDA error
-# poisons the context for the rest of the process; after a MemoryError the
-# heap may be fragmented or half-freed.
-CUDA_ERROR_PATTERNS = (
-    "CUDA error", "illegal memory access", "device-side assert", "misaligned address",
-    "unspecified launch failure", "CUBLAS_STATUS", "CUDNN_STATUS", "CUDA out of memory",
-    "cudaError", "CUDA driver error", "Triton Error [CUDA]", "an illegal instruction was encountered",
-    "HIP error", "hipError",
-)
-REPLACE_AFTER = {"cuda": CUDA_ERROR_PATTERNS, "memory": ("MemoryError",)}
 
 TAIL_LINES = 40
 _TAIL_BYTES = 256 << 10
@@ -54,23 +43,6 @@ _HANG_DUMP_WAIT = 1.0  # seconds given a hung worker to dump its stacks before i
 
 class WorkerStartError(RuntimeError):
     """Workers keep failing to start (broken environment): the pool cannot run."""
-
-
-def needs_isolation(verdict) -> bool:
-    """Whether re-running a finding must happen in a sandboxed worker: it
-    crashed or hung (it would take the caller down), or it left the process
-    untrustworthy (a CUDA error poisons the context for every later run)."""
-    d = verdict if isinstance(verdict, dict) else verdict.to_dict()
-    return d.get("outcome") in ("crash", "hang") or replace_cause(d) is not None
-
-
-def replace_cause(verdict: dict) -> str | None:
-    """The restart cause a verdict calls for ("cuda", "memory"), or None."""
-    text = f"{verdict.get('exc_type', '')}: {verdict.get('message', '')}"
-    for cause, patterns in REPLACE_AFTER.items():
-        if any(p in text for p in patterns):
-            return cause
-    return None
 
 
 # -- the worker process -------------------------------------------------------
@@ -121,32 +93,17 @@ def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: boo
 
 def _evaluate(program: dict, rerun: bool, check_strides: bool) -> tuple[dict, str | None]:
     """(verdict dict, None) or, when the case could not be judged, an INVALID
-    verdict and "program" (bad program) or "harness" (anything else)."""
-    from fuzz.judge.runner import error_verdict
+    verdict and "program" (bad program) or "harness" (anything else). A
+    finding is rerun as run_case does (not after an error that poisoned this
+    process: fuzz.judge.poison)."""
+    from fuzz.judge.runner import run_case
 
     try:
-        return _judge(Program.from_dict(program), rerun, check_strides).to_dict(), None
+        return run_case(Program.from_dict(program), rerun=rerun, check_strides=check_strides).to_dict(), None
     except ProgramError as e:
         return Verdict(outcome=Outcome.INVALID, exc_type="ProgramError", message=str(e)).to_dict(), "program"
     except Exception as e:  # noqa: BLE001 - e.g. an unknown backend: report, keep the worker
         return error_verdict(Outcome.INVALID, e).to_dict(), "harness"
-
-
-def _judge(p: Program, rerun: bool, check_strides: bool) -> Verdict:
-    """run_case, with its rerun of a finding (FLAKY if the rerun disagrees)
-    skipped when the first run poisoned the process: a rerun there would
-    fail on the poison alone and turn a real finding into FLAKY."""
-    from fuzz.judge.runner import run_case
-
-    v = run_case(p, rerun=False, check_strides=check_strides)
-    if not (rerun and v.is_finding) or replace_cause(v.to_dict()):
-        return v
-    again = run_case(p, rerun=False, check_strides=check_strides)
-    if (again.outcome, again.call, again.exc_type) != (v.outcome, v.call, v.exc_type):  # as run_case does
-        return Verdict(outcome=Outcome.FLAKY, stage=v.stage, call=v.call, sizes=v.sizes,
-                       message=f"first: {v.summary()} | rerun: {again.summary()}",
-                       recompiles=v.recompiles, seconds=v.seconds + again.seconds)
-    return v
 
 
 def _watch_parent() -> None:

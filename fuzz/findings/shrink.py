@@ -22,7 +22,7 @@ from fuzz.program.ir import Program
 from fuzz.findings.shrink_compiled import COMPILED, canonical, cost, hypothesis_stage, max_rank, remove_ops
 from fuzz.findings.shrink_engine import Engine, ShrinkResult
 from fuzz.judge.verdict import Verdict
-from fuzz.campaign.workers import needs_isolation
+from fuzz.judge.poison import needs_isolation
 
 __all__ = ["DEFAULT_RERUNS", "ShrinkResult", "canonical", "cost", "evaluate_in_process", "max_rank",
            "pool_evaluator", "remove_ops", "shrink", "shrink_entry"]

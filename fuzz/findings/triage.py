@@ -40,7 +40,7 @@ from fuzz.files import write_atomic  # one helper for the package (report.py imp
 from fuzz.program.ir import Program
 from fuzz.findings.signature import in_bucket, signature
 from fuzz.judge.verdict import Outcome, Verdict
-from fuzz.campaign.workers import needs_isolation
+from fuzz.judge.poison import needs_isolation
 
 VERSION = 1
 BACKENDS = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")

@@ -10,6 +10,7 @@ plug in their own (see fuzz/planted.py).
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import Callable
 
 from fuzz.program.ir import RunSettings
@@ -71,19 +72,44 @@ def known_inductor_options(options: dict) -> dict:
     return {k: v for k, v in options.items() if has(k)}
 
 
+@dataclass(frozen=True)
+class ModeOptions:
+    """options= standing for a mode plus explicit options: torch.compile
+    refuses mode and options together, so the mode is spelled out as its
+    options (in the torch that runs it), the explicit ones on top."""
+
+    mode: str
+    dynamic: bool | None
+    options: dict
+
+    def value(self) -> dict:
+        import torch
+
+        return {**torch._inductor.list_mode_options(self.mode, self.dynamic), **self.options}
+
+    def source(self) -> str:
+        """The same as a Python expression, for a repro."""
+        return f"{{**torch._inductor.list_mode_options({self.mode!r}, {self.dynamic!r}), **{self.options!r}}}"
+
+
+def compile_kwargs(settings: RunSettings) -> dict:
+    """torch.compile's keyword arguments but backend, as data: dynamic, and
+    for inductor mode or options (known to this torch); a ModeOptions value
+    stands for both. compile_program evaluates it, codegen renders it."""
+    kw: dict = {"dynamic": settings.dynamic}
+    if settings.backend == "inductor":
+        options = known_inductor_options(settings.options or {})
+        if settings.mode and options:
+            kw["options"] = ModeOptions(settings.mode, settings.dynamic, options)
+        elif settings.mode:
+            kw["mode"] = settings.mode
+        elif options:
+            kw["options"] = options
+    return kw
+
+
 def compile_program(fn, settings: RunSettings):
     import torch
 
-    kw = {}
-    if settings.backend == "inductor":
-        if settings.mode:
-            kw["mode"] = settings.mode
-        options = known_inductor_options(settings.options or {})
-        if options:
-            # torch.compile refuses mode and options together: spell the mode
-            # out as its options (codegen.compile_call does the same)
-            mode = kw.pop("mode", None)
-            if mode:
-                options = {**torch._inductor.list_mode_options(mode, settings.dynamic), **options}
-            kw["options"] = options
-    return torch.compile(fn, backend=resolve(settings.backend), dynamic=settings.dynamic, **kw)
+    kw = {k: v.value() if isinstance(v, ModeOptions) else v for k, v in compile_kwargs(settings).items()}
+    return torch.compile(fn, backend=resolve(settings.backend), **kw)

@@ -1,8 +1,10 @@
 """Run one case in this process: eager, eager in float64, and compiled over
-the whole size schedule, judged by fuzz.judge.compare. Returns a Verdict.
+the whole size schedule (fuzz.judge.loop, the loop every repro.py runs too),
+judged by fuzz.judge.compare. Returns a Verdict.
 
-Crashes and hangs cannot be caught here; the worker pool (fuzz/workers.py)
-runs this in a child process and turns those into verdicts.
+Crashes and hangs cannot be caught here; the worker pool
+(fuzz/campaign/workers.py) runs this in a child process and turns those into
+verdicts.
 """
 
 from __future__ import annotations
@@ -10,24 +12,15 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-import traceback
 
-from fuzz.judge import expected
+from fuzz.judge import expected, loop
 from fuzz.judge.backends import compile_program
 from fuzz.judge.compare import compare_outputs
+from fuzz.judge.poison import judge_twice
+from fuzz.judge.verdict import COMPARE_OUTCOME, Outcome, Stage, Verdict, error_verdict, exception_chain
 from fuzz.program.interp import load
 from fuzz.program.ir import Program
 from fuzz.program.typecheck import typecheck
-from fuzz.judge.verdict import Outcome, Stage, Verdict
-
-# Exceptions raised by the compiler stack itself (class names, any module).
-_COMPILE_EXCEPTIONS = {
-    "BackendCompilerFailed", "InductorError", "LoweringException", "Unsupported", "TorchRuntimeError",
-    "InternalTorchDynamoError", "ConstraintViolationError", "UserError", "GuardOnDataDependentSymNode",
-    "CompilationError", "CppCompileError",
-}
-_KIND_OUTCOME = {"values": Outcome.DIVERGENCE, "nonfinite": Outcome.NONFINITE, "shape": Outcome.SHAPE,
-                 "arity": Outcome.SHAPE, "type": Outcome.SHAPE, "dtype": Outcome.DTYPE}
 
 _prepared = False
 
@@ -54,137 +47,66 @@ def prepare_process() -> None:
     _prepared = True
 
 
-def exception_chain(e: BaseException) -> list[BaseException]:
-    """e and what it wraps (cause, context, inner_exception), outermost first."""
-    chain, seen = [], set()
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        chain.append(e)
-        e = getattr(e, "inner_exception", None) or e.__cause__ or e.__context__
-    return chain
-
-
-def _frame_text(f) -> str:
-    path = f.filename
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            path = path.split(marker, 1)[1]
-    return f"{path}:{f.lineno}:{f.name}"
-
-
-def error_verdict(outcome: Outcome, e: BaseException, **kw) -> Verdict:
-    chain = exception_chain(e)
-    inner = chain[-1]
-    frames = [_frame_text(f) for f in traceback.extract_tb(inner.__traceback__)]
-    compile_stage = any(type(x).__name__ in _COMPILE_EXCEPTIONS for x in chain)
-    return Verdict(outcome=outcome, stage=Stage.COMPILE if compile_stage else Stage.EXECUTE,
-                   exc_type=type(inner).__qualname__, message=str(inner)[:4000], frames=frames[-30:], **kw)
-
-
-def _sync(device: str) -> None:
-    if device.startswith("cuda"):
-        import torch
-
-        torch.cuda.synchronize()
-
-
 def _run_once(p: Program, check_strides: bool) -> Verdict:
     import torch
     from torch._dynamo.utils import counters
 
     torch._dynamo.reset()
     prog = load(p)
-    marks = {m for x in p.inputs for m in x.marks}
     graphs_before = counters["stats"]["unique_graphs"]
     compiled = compile_program(prog.program, p.settings)
     start = time.perf_counter()
-    compile_s = 0.0
+    r = loop.run_schedule(compiled, prog.program, prog.make_inputs, prog.mark_inputs, p.calls, compare_outputs,
+                          p.settings.device, check_strides)
+    v = _verdict(p, r)
+    v.recompiles = counters["stats"]["unique_graphs"] - graphs_before
+    v.seconds = time.perf_counter() - start
+    v.compile_seconds = r["compile_seconds"]
+    return v
 
-    def done(v: Verdict) -> Verdict:
-        v.recompiles = counters["stats"]["unique_graphs"] - graphs_before
-        v.seconds = time.perf_counter() - start
-        v.compile_seconds = compile_s
+
+def _verdict(p: Program, r: dict) -> Verdict:
+    """The Verdict of a loop.run_schedule result: the first disagreement
+    (outputs before inputs), expected compiler refusals as REJECTED."""
+    status = r["status"]
+    if status == loop.AGREE:
+        return Verdict(outcome=Outcome.OK)
+    at = dict(call=r["call"], sizes=p.sizes_at(r["call"]))
+    if status == loop.BOTH_ERROR:
+        return error_verdict(Outcome.INVALID, r["eager_error"], **at)
+    if status == loop.EAGER_ERROR:
+        return error_verdict(Outcome.EAGER_ERROR, r["eager_error"], **at)
+    if status == loop.COMPILED_ERROR:
+        e = r["compiled_error"]
+        marks = {m for x in p.inputs for m in x.marks}
+        rule = expected.match([(type(x).__name__, str(x)) for x in exception_chain(e)], marks)
+        v = error_verdict(Outcome.REJECTED if rule else Outcome.COMPILED_ERROR, e, **at)
+        v.rule = rule.name if rule else ""
         return v
-
-    for call in range(p.calls):
-        at = dict(call=call, sizes=p.sizes_at(call))
-        eager_exc = ref64 = ref_in = None
-        try:
-            eager_in = prog.make_inputs(call)
-            expected_out = prog.program(*eager_in)
-        except Exception as e:  # noqa: BLE001 - any eager error is data
-            eager_exc = e
-        try:
-            ref_in = prog.make_inputs(call, fp64=True)
-            ref64 = prog.program(*ref_in)
-        except Exception:  # noqa: BLE001
-            ref_in = ref64 = None
-        comp_in = prog.make_inputs(call)
-        prog.mark_inputs(*comp_in)
-        t = time.perf_counter()
-        try:
-            actual = compiled(*comp_in)
-            _sync(p.settings.device)
-            comp_exc = None
-        except Exception as e:  # noqa: BLE001
-            comp_exc = e
-        if call == 0:
-            compile_s = time.perf_counter() - t
-        if comp_exc is not None and eager_exc is not None:
-            return done(error_verdict(Outcome.INVALID, eager_exc, **at))
-        if eager_exc is not None:
-            return done(error_verdict(Outcome.EAGER_ERROR, eager_exc, **at))
-        if comp_exc is not None:
-            chain = [(type(x).__name__, str(x)) for x in exception_chain(comp_exc)]
-            rule = expected.match(chain, marks)
-            v = error_verdict(Outcome.REJECTED if rule else Outcome.COMPILED_ERROR, comp_exc, **at)
-            v.rule = rule.name if rule else ""
-            return done(v)
-        bad = compare_outputs(actual, expected_out, ref64)
-        if bad:
-            i, kind, detail = bad[0]
-            where = f"output {i} ({p.outputs[i]})" if 0 <= i < len(p.outputs) else "outputs"
-            return done(Verdict(outcome=_KIND_OUTCOME[kind], stage=Stage.COMPARE, where=where,
-                                message=f"{kind} mismatch: {detail}" if kind != "values" else "",
-                                numbers={k: v for k, v in detail.items() if isinstance(v, (int, float))}, **at))
-        bad = compare_outputs(comp_in, eager_in, ref_in)
-        if bad:
-            i, kind, detail = bad[0]
-            return done(Verdict(outcome=Outcome.INPUT_MUTATION, stage=Stage.COMPARE,
-                                where=f"input {p.inputs[i].name}", message=f"{kind} mismatch after the call",
-                                numbers={k: v for k, v in detail.items() if isinstance(v, (int, float))}, **at))
-        if check_strides:
-            for i, (a, e) in enumerate(zip(actual, expected_out)):
-                if isinstance(a, torch.Tensor) and _strides(a) != _strides(e):
-                    return done(Verdict(outcome=Outcome.STRIDE, stage=Stage.COMPARE, where=f"output {i}",
-                                        message=f"strides {a.stride()} vs eager {e.stride()}", **at))
-    return done(Verdict(outcome=Outcome.OK))
+    if status == loop.STRIDE:
+        i, got, want = r["strides"]
+        return Verdict(outcome=Outcome.STRIDE, stage=Stage.COMPARE, where=f"output {i}",
+                       message=f"strides {got} vs eager {want}", **at)
+    if r["bad_outputs"]:
+        i, kind, detail = r["bad_outputs"][0]
+        where = f"output {i} ({p.outputs[i]})" if 0 <= i < len(p.outputs) else "outputs"
+        return Verdict(outcome=COMPARE_OUTCOME[kind], stage=Stage.COMPARE, where=where,
+                       message=f"{kind} mismatch: {detail}" if kind != "values" else "",
+                       numbers=_numbers(detail), **at)
+    i, kind, detail = r["bad_inputs"][0]
+    return Verdict(outcome=Outcome.INPUT_MUTATION, stage=Stage.COMPARE, where=f"input {p.inputs[i].name}",
+                   message=f"{kind} mismatch after the call", numbers=_numbers(detail), **at)
 
 
-def _strides(t) -> tuple:
-    """Strides of dims longer than 1 (others are arbitrary)."""
-    return tuple(s for s, n in zip(t.stride(), t.shape) if n > 1)
-
-
-def _poisoned(v: Verdict) -> bool:
-    """A CUDA error leaves this process's context unusable: nothing more can
-    run here (a rerun would fail making its inputs), so it is not rerun."""
-    from fuzz.campaign.workers import replace_cause
-
-    return replace_cause(v.to_dict()) == "cuda"
+def _numbers(detail: dict) -> dict:
+    return {k: v for k, v in detail.items() if isinstance(v, (int, float))}
 
 
 def run_case(p: Program, *, rerun: bool = True, check_strides: bool = False) -> Verdict:
-    """Judge one program. A finding is rerun once (unless it was a CUDA
-    error); if the rerun disagrees the verdict is FLAKY (not reported as a
-    bug). Raises ProgramError for an invalid program."""
+    """Judge one program. A finding is rerun once (unless the first run
+    poisoned the process, fuzz.judge.poison); if the rerun disagrees the
+    verdict is FLAKY (not reported as a bug). Raises ProgramError for an
+    invalid program."""
     typecheck(p)
     prepare_process()
-    v = _run_once(p, check_strides)
-    if rerun and v.is_finding and not _poisoned(v):
-        again = _run_once(p, check_strides)
-        if (again.outcome, again.call, again.exc_type) != (v.outcome, v.call, v.exc_type):
-            return Verdict(outcome=Outcome.FLAKY, stage=v.stage, call=v.call, sizes=v.sizes,
-                           message=f"first: {v.summary()} | rerun: {again.summary()}",
-                           recompiles=v.recompiles, seconds=v.seconds + again.seconds)
-    return v
+    return judge_twice(lambda: _run_once(p, check_strides), rerun)

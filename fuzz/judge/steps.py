@@ -30,14 +30,12 @@ import warnings
 from pathlib import Path
 
 from fuzz.judge.compare import compare_tensor
-from fuzz.judge.verdict import Outcome, Stage, Verdict
+from fuzz.judge.verdict import COMPARE_OUTCOME, Outcome, Stage, Verdict, error_verdict
 from fuzz.judge.xla_audit import KNOWN_COLLISION, HashAudit, known_issue  # noqa: F401 - known_issue is re-exported
 from fuzz.program.step_codegen import module_source
 from fuzz.program.step_ir import StepProgram
 
 FAULTS = ("stale-after-sync", "cached-result")
-KIND_OUTCOME = {"values": Outcome.DIVERGENCE, "type": Outcome.DIVERGENCE, "nonfinite": Outcome.NONFINITE,
-                "shape": Outcome.SHAPE, "dtype": Outcome.DTYPE}
 REPO_ROOT = Path(__file__).resolve().parents[2]
 _VERDICT_TAG = "SHAPEFUZZ-VERDICT "
 _loaded: dict = {}  # source -> namespace; a replay reuses the same function object
@@ -145,35 +143,26 @@ def _run_xla(ns: dict, p: StepProgram, fault: str | None):
     return seen, error, numbers, audit.collisions
 
 
-def _frames(e: BaseException) -> list:
-    return [f"{f.filename}:{f.lineno}:{f.name}" for f in traceback.extract_tb(e.__traceback__)][-8:]
-
-
-def _error_verdict(outcome: Outcome, e: BaseException, **kw) -> Verdict:
-    return Verdict(outcome=outcome, exc_type=f"{type(e).__module__}.{type(e).__qualname__}",
-                   message=str(e)[:2000], frames=_frames(e), **kw)
-
-
 def judge(expected, ref64, actual, xla_error, numbers: dict) -> Verdict:
     """The verdict of one case from its two runs' observations."""
     if isinstance(expected, BaseException):
         if xla_error is not None:
-            return _error_verdict(Outcome.INVALID, expected, numbers=numbers)
-        return _error_verdict(Outcome.EAGER_ERROR, expected, stage=Stage.EXECUTE, numbers=numbers)
+            return error_verdict(Outcome.INVALID, expected, numbers=numbers)
+        return error_verdict(Outcome.EAGER_ERROR, expected, stage=Stage.EXECUTE, numbers=numbers)
     for i, (label, want) in enumerate(expected):
         if i >= len(actual):
             break
         bad = compare_tensor(actual[i][1], want, ref64[i][1] if ref64 else None)
         if bad:
             kind, detail = bad
-            return Verdict(outcome=KIND_OUTCOME.get(kind, Outcome.DIVERGENCE), stage=Stage.COMPARE,
+            return Verdict(outcome=COMPARE_OUTCOME[kind], stage=Stage.COMPARE,
                            where=f"observation {i} {label}", message=f"{kind} mismatch",
                            numbers={"observation": i, **detail, **numbers})
     if xla_error is not None:
-        return _error_verdict(Outcome.COMPILED_ERROR, xla_error, stage=Stage.EXECUTE,
-                              where=f"after observation {len(actual) - 1}", numbers=numbers)
-    if len(actual) != len(expected):
-        return Verdict(outcome=Outcome.DIVERGENCE, stage=Stage.COMPARE, where="observation count",
+        return error_verdict(Outcome.COMPILED_ERROR, xla_error, stage=Stage.EXECUTE,
+                             where=f"after observation {len(actual) - 1}", numbers=numbers)
+    if len(actual) != len(expected):  # compare.py's "arity"
+        return Verdict(outcome=COMPARE_OUTCOME["arity"], stage=Stage.COMPARE, where="observation count",
                        message=f"XLA made {len(actual)} observations, eager {len(expected)}", numbers=numbers)
     return Verdict(outcome=Outcome.OK, numbers=numbers)
 

@@ -1,7 +1,11 @@
-"""Typed outcomes of one case. A Verdict is plain data (JSON round trip)."""
+"""Typed outcomes of one case. A Verdict is plain data (JSON round trip).
+
+Also what every judge (compiled programs, torch_xla step programs) shares to
+build one: the outcome of each comparison kind and the verdict of an error."""
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 
@@ -83,3 +87,47 @@ class Verdict:
             s += " (" + ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
                                   for k, v in self.numbers.items()) + ")"
         return s
+
+
+# compare.py's mismatch kinds -> outcome. A wrong type or number of results is
+# a shape-like structural mismatch, not a value divergence.
+COMPARE_OUTCOME = {"values": Outcome.DIVERGENCE, "nonfinite": Outcome.NONFINITE, "shape": Outcome.SHAPE,
+                   "arity": Outcome.SHAPE, "type": Outcome.SHAPE, "dtype": Outcome.DTYPE}
+
+# Exceptions raised by the compiler stack itself (class names, any module).
+_COMPILE_EXCEPTIONS = {
+    "BackendCompilerFailed", "InductorError", "LoweringException", "Unsupported", "TorchRuntimeError",
+    "InternalTorchDynamoError", "ConstraintViolationError", "UserError", "GuardOnDataDependentSymNode",
+    "CompilationError", "CppCompileError",
+}
+
+
+def exception_chain(e: BaseException) -> list[BaseException]:
+    """e and what it wraps (cause, context, inner_exception), outermost first."""
+    chain, seen = [], set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        chain.append(e)
+        e = getattr(e, "inner_exception", None) or e.__cause__ or e.__context__
+    return chain
+
+
+def _frame_text(f) -> str:
+    path = f.filename
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            path = path.split(marker, 1)[1]
+    return f"{path}:{f.lineno}:{f.name}"
+
+
+def error_verdict(outcome: Outcome, e: BaseException, stage: Stage | None = None, **kw) -> Verdict:
+    """The verdict of an error: the innermost exception of e's chain (type,
+    message, frames). Stage COMPILE when the compiler stack raised anywhere
+    in the chain, else EXECUTE, unless `stage` is given."""
+    chain = exception_chain(e)
+    inner = chain[-1]
+    frames = [_frame_text(f) for f in traceback.extract_tb(inner.__traceback__)]
+    if stage is None:
+        stage = Stage.COMPILE if any(type(x).__name__ in _COMPILE_EXCEPTIONS for x in chain) else Stage.EXECUTE
+    return Verdict(outcome=outcome, stage=stage, exc_type=type(inner).__qualname__, message=str(inner)[:4000],
+                   frames=frames[-30:], **kw)

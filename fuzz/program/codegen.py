@@ -2,8 +2,10 @@
 
 `module_source` is the program as plain torch code (inputs, markings, the
 function); the in-process interpreter executes exactly this text, and
-`repro_source` adds the comparison rule (fuzz/compare.py, copied verbatim) and
-a main() that compiles, runs the size schedule and exits 1 on disagreement.
+`repro_source` adds the comparison rule and the judging loop (fuzz/judge/
+compare.py and loop.py, copied verbatim, as the runner uses them) and a main()
+that compiles, runs the loop over the size schedule and exits 1 on
+disagreement.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import inspect
 import json
 
 from fuzz.judge import compare as _compare
-from fuzz.program.ir import Program, RunSettings
+from fuzz.judge import loop as _loop
+from fuzz.judge.backends import ModeOptions, compile_kwargs
+from fuzz.program.ir import Program
 from fuzz.program.opdb import OPS
 from fuzz.program.typecheck import typecheck
 
@@ -119,17 +123,8 @@ def compile_call(p: Program) -> tuple[list[str], str]:
         mod, _, attr = s.backend.partition(":")
         imports.append("import importlib")
         backend = f"getattr(importlib.import_module({mod!r}), {attr!r})"
-    kw = [f"backend={backend}", f"dynamic={s.dynamic!r}"]
-    if s.backend == "inductor":
-        from fuzz.judge.backends import known_inductor_options
-
-        s = RunSettings(**{**s.__dict__, "options": known_inductor_options(s.options or {})})
-        if s.mode and s.options:  # torch.compile takes one of mode/options
-            kw.append(f"options={{**torch._inductor.list_mode_options({s.mode!r}, {s.dynamic!r}), **{s.options!r}}}")
-        elif s.mode:
-            kw.append(f"mode={s.mode!r}")
-        elif s.options:
-            kw.append(f"options={s.options!r}")
+    kw = [f"backend={backend}"] + [f"{k}={v.source() if isinstance(v, ModeOptions) else repr(v)}"
+                                   for k, v in compile_kwargs(s).items()]
     return imports, f"torch.compile(program, {', '.join(kw)})"
 
 
@@ -141,45 +136,10 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     torch._inductor.config.fallback_random = True
     compiled = {compile_expr}
-    failed = False
-    for call, sizes in enumerate(SIZES):
-        try:
-            eager_inputs = make_inputs(call)
-            expected = program(*eager_inputs)
-        except Exception as e:
-            eager_inputs, expected = None, e
-        try:
-            ref64_inputs = make_inputs(call, fp64=True)
-            ref64 = program(*ref64_inputs)
-        except Exception:
-            ref64_inputs = ref64 = None
-        inputs = make_inputs(call)
-        mark_inputs(*inputs)
-        try:
-            actual = compiled(*inputs)
-        except Exception as e:
-            if isinstance(expected, Exception):
-                print(f"call {{call}} {{sizes}}: eager and compiled both raise; not a compiler bug")
-                continue
-            print(f"call {{call}} {{sizes}}: compiled raised {{type(e).__name__}}: {{e}}")
-            failed = True
-            break
-        if isinstance(expected, Exception):
-            print(f"call {{call}} {{sizes}}: eager raised {{type(expected).__name__}}: {{expected}}; compiled returned")
-            failed = True
-            break
-        problems = [("output", *bad) for bad in compare_outputs(actual, expected, ref64)]
-        problems += [("input", *bad) for bad in compare_outputs(inputs, eager_inputs, ref64_inputs)]
-        for where, i, kind, detail in problems:
-            print(f"call {{call}} {{sizes}}: {{where}} {{i}}: {{kind}} mismatch {{detail}}")
-            if kind in ("values", "nonfinite"):
-                got = (actual if where == "output" else inputs)[i]
-                want = (expected if where == "output" else eager_inputs)[i]
-                print("  compiled:", got.flatten()[:8].tolist())
-                print("  eager:   ", want.flatten()[:8].tolist())
-        if problems:
-            failed = True
-            break
+    result = run_schedule(compiled, program, make_inputs, mark_inputs, len(SIZES), compare_outputs, DEVICE)
+    lines, failed = describe(result, SIZES)
+    for line in lines:
+        print(line)
     print("FAIL: compiled and eager disagree" if failed else "OK: compiled and eager agree")
     sys.exit(1 if failed else 0)
 
@@ -188,12 +148,24 @@ if __name__ == "__main__":
     main()
 '''
 
+# Imports the repro's head has; the embedded modules' own are dropped.
+_HEAD_IMPORTS = ("import sys", "import time", "import torch")
+
+
+def _embedded(module) -> str:
+    """module's source without its docstring and its top-level imports."""
+    body = inspect.getsource(module).split('"""', 2)[2]
+    lines = [ln for ln in body.splitlines() if ln not in _HEAD_IMPORTS]
+    assert not any(ln.startswith(("import ", "from ")) for ln in lines), f"{module.__name__} imports more"
+    return "\n".join(lines).strip() + "\n"
+
 
 def compare_source() -> str:
-    src = inspect.getsource(_compare)
-    # drop the module docstring and the torch import: the repro has both already
-    body = src.split('"""', 2)[2].replace("import torch\n", "", 1)
-    return "# The comparison rule (float64 reference, per-dtype tolerance).\n" + body.strip() + "\n"
+    return "# The comparison rule (float64 reference, per-dtype tolerance).\n" + _embedded(_compare)
+
+
+def loop_source() -> str:
+    return "# The judging loop over the size schedule, as shapefuzz runs it.\n" + _embedded(_loop)
 
 
 def repro_source(p: Program, title: str = "") -> str:
@@ -201,5 +173,6 @@ def repro_source(p: Program, title: str = "") -> str:
     head = [f'"""{title or "shapefuzz repro"}', "",
             "Runs the program eagerly (and in float64 as a reference) and compiled over the",
             "size schedule; exits 1 when compiled and eager disagree, 0 when they agree.", '"""',
-            "import sys"] + imports
-    return "\n".join(head) + "\n" + module_source(p) + "\n\n" + compare_source() + _MAIN.format(compile_expr=compile_expr)
+            "import sys", "import time"] + imports
+    return ("\n".join(head) + "\n" + module_source(p) + "\n\n" + compare_source() + "\n\n" + loop_source()
+            + _MAIN.format(compile_expr=compile_expr))

@@ -1,0 +1,110 @@
+"""The judging loop over a size schedule, shared by the in-process runner and
+every repro.py.
+
+This module imports only torch and the standard library: codegen copies its
+source into each repro (after compare.py's), so the standalone script runs
+exactly the loop shapefuzz judges with. The comparison rule comes in as an
+argument for the same reason. `run_schedule` returns plain data; the runner
+turns it into a Verdict, the repro prints `describe`'s lines.
+"""
+
+import time
+
+import torch
+
+AGREE = "agree"  # every call agreed
+BOTH_ERROR = "both-error"  # eager and compiled raised: the program is invalid
+EAGER_ERROR = "eager-error"  # eager raised, compiled returned
+COMPILED_ERROR = "compiled-error"  # compiled raised, eager returned
+MISMATCH = "mismatch"  # outputs, or inputs after the call, differ
+STRIDE = "stride"  # values agree, an output's strides differ (only with check_strides)
+
+
+def _strides(t):
+    """Strides of dims longer than 1 (others are arbitrary)."""
+    return tuple(s for s, n in zip(t.stride(), t.shape) if n > 1)
+
+
+def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_outputs, device="cpu",
+                 check_strides=False):
+    """Call `program` eagerly (and in float64) and `compiled` once per call of
+    the schedule, up to the first call where they disagree or both raise.
+
+    Returns a dict: status (a constant above); call (None when all agree);
+    eager_error, compiled_error; bad_outputs, bad_inputs ([(index, kind,
+    detail)] from compare_outputs); strides ((index, compiled, eager)); that
+    call's actual, expected, compiled_inputs, eager_inputs, for printing; and
+    compile_seconds (the first compiled call, compiling included)."""
+    result = dict(status=AGREE, call=None, eager_error=None, compiled_error=None, bad_outputs=[], bad_inputs=[],
+                  strides=None, actual=None, expected=None, compiled_inputs=None, eager_inputs=None,
+                  compile_seconds=0.0)
+    for call in range(calls):
+        # This order fixes what each call sees (one seeded generator per
+        # make_inputs, the global RNG of random ops): keep it.
+        eager_inputs = expected = eager_error = None
+        try:
+            eager_inputs = make_inputs(call)
+            expected = program(*eager_inputs)
+        except Exception as e:  # any eager error is data
+            eager_error = e
+        try:
+            ref64_inputs = make_inputs(call, fp64=True)
+            ref64 = program(*ref64_inputs)
+        except Exception:  # no reference: the plain tolerance decides
+            ref64_inputs = ref64 = None
+        inputs = make_inputs(call)
+        mark_inputs(*inputs)
+        actual = compiled_error = None
+        t = time.perf_counter()
+        try:
+            actual = compiled(*inputs)
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()  # a kernel's asynchronous error surfaces as this call's
+        except Exception as e:
+            compiled_error = e
+        if call == 0:
+            result["compile_seconds"] = time.perf_counter() - t
+        here = dict(call=call, actual=actual, expected=expected, compiled_inputs=inputs, eager_inputs=eager_inputs)
+        if eager_error is not None or compiled_error is not None:
+            status = (BOTH_ERROR if eager_error is not None and compiled_error is not None
+                      else EAGER_ERROR if eager_error is not None else COMPILED_ERROR)
+            result.update(here, status=status, eager_error=eager_error, compiled_error=compiled_error)
+            return result
+        bad_outputs = compare_outputs(actual, expected, ref64)
+        bad_inputs = compare_outputs(inputs, eager_inputs, ref64_inputs)
+        if bad_outputs or bad_inputs:
+            result.update(here, status=MISMATCH, bad_outputs=bad_outputs, bad_inputs=bad_inputs)
+            return result
+        if check_strides:
+            for i, (a, e) in enumerate(zip(actual, expected)):
+                if isinstance(a, torch.Tensor) and _strides(a) != _strides(e):
+                    result.update(here, status=STRIDE, strides=(i, a.stride(), e.stride()))
+                    return result
+    return result
+
+
+def describe(result, schedule):
+    """(lines to print, failed) for a run_schedule result; `schedule` lists
+    each call's sizes. failed: compiled and eager disagree."""
+    at = f"call {result['call']} {schedule[result['call']] if result['call'] is not None else ''}"
+    status, lines = result["status"], []
+    if status == BOTH_ERROR:
+        lines.append(f"{at}: eager and compiled both raise; not a compiler bug")
+    elif status == COMPILED_ERROR:
+        e = result["compiled_error"]
+        lines.append(f"{at}: compiled raised {type(e).__name__}: {e}")
+    elif status == EAGER_ERROR:
+        e = result["eager_error"]
+        lines.append(f"{at}: eager raised {type(e).__name__}: {e}; compiled returned")
+    elif status == STRIDE:
+        i, got, want = result["strides"]
+        lines.append(f"{at}: output {i}: strides {got} vs eager {want}")
+    problems = [("output", *bad) for bad in result["bad_outputs"]] + [("input", *bad) for bad in result["bad_inputs"]]
+    for where, i, kind, detail in problems:
+        lines.append(f"{at}: {where} {i}: {kind} mismatch {detail}")
+        if kind in ("values", "nonfinite"):
+            got = (result["actual"] if where == "output" else result["compiled_inputs"])[i]
+            want = (result["expected"] if where == "output" else result["eager_inputs"])[i]
+            lines.append(f"  compiled: {got.flatten()[:8].tolist()}")
+            lines.append(f"  eager:    {want.flatten()[:8].tolist()}")
+    return lines, status not in (AGREE, BOTH_ERROR)

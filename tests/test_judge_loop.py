@@ -1,0 +1,195 @@
+"""One judging loop (fuzz/judge/loop.py) for the runner and every repro.py, one
+outcome table, one compile-kwargs function, one rerun policy. The tests fail
+when the standalone repro and the in-process verdict drift apart."""
+
+import ast
+import inspect
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from fuzz.judge import loop, runner
+from fuzz.judge.backends import ModeOptions, compile_kwargs
+from fuzz.judge.compare import compare_outputs
+from fuzz.judge.poison import judge_twice
+from fuzz.judge.verdict import COMPARE_OUTCOME, Outcome, Verdict
+from fuzz.program.codegen import compile_call, loop_source, repro_source
+from fuzz.program.interp import load
+from fuzz.program.ir import RunSettings
+
+from helpers import draw_programs, program
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RELU = [("relu", ["x0"], {})]
+
+
+def test_loop_imports_only_torch_and_stdlib():
+    tree = ast.parse(inspect.getsource(loop))
+    names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert names <= {"torch", "time"}, names
+
+
+def test_repro_embeds_the_loop_verbatim():
+    for p in draw_programs(3, seed=5, backend="aot_eager", max_ops=3):
+        src = repro_source(p)
+        assert loop_source() in src
+        for fn in (loop.run_schedule, loop.describe):
+            assert inspect.getsource(fn) in src
+
+
+def judged(p, compiled_of, check_strides=False):
+    """(run_schedule result, runner's verdict) with `compiled_of(program)`
+    standing in for torch.compile: the loop and the mapping, no compiler."""
+    prog = load(p)
+    r = loop.run_schedule(compiled_of(prog.program), prog.program, prog.make_inputs, prog.mark_inputs, p.calls,
+                          compare_outputs, check_strides=check_strides)
+    return r, runner._verdict(p, r)
+
+
+def test_loop_statuses_and_their_verdicts():
+    p = program(RELU, sizes={"s0": [3, 5, 12]})
+    r, v = judged(p, lambda f: f)
+    assert r["status"] == loop.AGREE and r["call"] is None and v.outcome is Outcome.OK
+    assert loop.describe(r, [{}]) == ([], False)
+
+    def late_wrong(f):
+        return lambda x: (f(x)[0] + (x.shape[0] > 4),)
+    r, v = judged(p, late_wrong)
+    assert r["status"] == loop.MISMATCH and r["call"] == 1 and r["bad_outputs"][0][1] == "values"
+    assert v.outcome is Outcome.DIVERGENCE and v.call == 1 and v.sizes == {"s0": 5} and v.where == "output 0 (v0)"
+    lines, failed = loop.describe(r, [p.sizes_at(i) for i in range(p.calls)])
+    assert failed and lines[0].startswith("call 1 {'s0': 5}: output 0: values mismatch")
+    assert lines[1].startswith("  compiled: [") and lines[2].startswith("  eager:    [")
+
+    def raises(f):
+        def g(x):
+            raise ValueError("boom")
+        return g
+    r, v = judged(p, raises)
+    assert r["status"] == loop.COMPILED_ERROR and v.outcome is Outcome.COMPILED_ERROR
+    assert v.exc_type == "ValueError" and v.message == "boom" and v.call == 0
+    assert loop.describe(r, [{}])[0] == ["call 0 {}: compiled raised ValueError: boom"]
+
+    def mutates(f):
+        def g(x):
+            out = f(x)
+            x.add_(1)
+            return out
+        return g
+    r, v = judged(p, mutates)
+    assert r["status"] == loop.MISMATCH and not r["bad_outputs"] and r["bad_inputs"]
+    assert v.outcome is Outcome.INPUT_MUTATION and v.where == "input x0"
+
+
+def test_both_raise_stops_the_schedule_as_invalid():
+    p = program(RELU, sizes={"s0": [3, 5, 12]})
+    prog = load(p)
+
+    def boom(x):
+        raise RuntimeError("both")
+    r = loop.run_schedule(boom, boom, prog.make_inputs, prog.mark_inputs, p.calls, compare_outputs)
+    assert r["status"] == loop.BOTH_ERROR and r["call"] == 0
+    assert runner._verdict(p, r).outcome is Outcome.INVALID
+    lines, failed = loop.describe(r, [{}])
+    assert not failed and "both raise" in lines[0]
+
+
+def test_type_and_arity_are_shape_mismatches_everywhere():
+    assert COMPARE_OUTCOME["type"] is COMPARE_OUTCOME["arity"] is COMPARE_OUTCOME["shape"] is Outcome.SHAPE
+    p = program(RELU, sizes={"s0": [3, 5, 12]})
+    r, v = judged(p, lambda f: (lambda x: f(x) + (x,)))
+    assert r["bad_outputs"][0][:2] == (-1, "arity") and v.outcome is Outcome.SHAPE and v.where == "outputs"
+    r, v = judged(p, lambda f: (lambda x: (1.0,)))
+    assert r["bad_outputs"][0][1] == "type" and v.outcome is Outcome.SHAPE
+
+    from fuzz.judge.steps import judge  # torch_xla is imported lazily, not by judge()
+
+    one = [("t0", torch.ones(2))]
+    assert judge(one, None, [], None, {}).outcome is Outcome.SHAPE  # fewer observations
+    assert judge(one, None, [("t0", torch.ones(3))], None, {}).outcome is Outcome.SHAPE
+
+
+def test_stride_check_is_opt_in():
+    p = program(RELU, shape=(2, "s0"), sizes={"s0": [3, 5, 12]})
+
+    def transposed(f):
+        return lambda x: (f(x)[0].t().contiguous().t(),)
+    r, v = judged(p, transposed)
+    assert r["status"] == loop.AGREE
+    r, v = judged(p, transposed, check_strides=True)
+    assert r["status"] == loop.STRIDE and v.outcome is Outcome.STRIDE and v.where == "output 0"
+
+
+def test_compile_kwargs_are_one_piece_of_data():
+    s = RunSettings(backend="inductor", mode="max-autotune", options={"max_autotune": True, "no.such_flag": 1})
+    kw = compile_kwargs(s)
+    assert kw == {"dynamic": None, "options": ModeOptions("max-autotune", None, {"max_autotune": True})}
+    assert kw["options"].value() == {**torch._inductor.list_mode_options("max-autotune", None), "max_autotune": True}
+    p = program(RELU, backend="inductor")
+    p.settings = s
+    assert compile_call(p)[1] == ("torch.compile(program, backend='inductor', dynamic=None, options={**torch._inductor."
+                                  "list_mode_options('max-autotune', None), **{'max_autotune': True}})")
+    p.settings = RunSettings(backend="inductor", mode="reduce-overhead", dynamic=True)
+    assert compile_call(p)[1] == "torch.compile(program, backend='inductor', dynamic=True, mode='reduce-overhead')"
+    p.settings = RunSettings(backend="fuzz.planted:passthrough", mode="max-autotune", options={"max_autotune": True})
+    assert compile_kwargs(p.settings) == {"dynamic": None}  # mode and options are Inductor's
+    assert compile_call(p) == (["import importlib"], "torch.compile(program, backend=getattr(importlib.import_module("
+                                                     "'fuzz.planted'), 'passthrough'), dynamic=None)")
+
+
+def test_rerun_policy():
+    def runs(*verdicts):
+        it = iter(verdicts)
+        seen = []
+        return (lambda: seen.append(1) or next(it)), seen
+
+    ok = Verdict(outcome=Outcome.OK)
+    bad = Verdict(outcome=Outcome.DIVERGENCE, call=1)
+    once, seen = runs(ok)
+    assert judge_twice(once) is ok and len(seen) == 1
+    once, seen = runs(bad, bad)
+    assert judge_twice(once) is bad and len(seen) == 2
+    once, seen = runs(bad, ok)
+    assert judge_twice(once).outcome is Outcome.FLAKY
+    once, seen = runs(bad)
+    assert judge_twice(once, rerun=False) is bad
+    for poison in (Verdict(outcome=Outcome.COMPILED_ERROR, exc_type="AcceleratorError", message="CUDA error: boom"),
+                   Verdict(outcome=Outcome.COMPILED_ERROR, exc_type="MemoryError")):
+        once, seen = runs(poison, ok)
+        assert judge_twice(once) is poison and len(seen) == 1
+
+
+def run_repro(p, tmp_path):
+    path = tmp_path / "repro.py"
+    path.write_text(repro_source(p))
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=600)
+
+
+@pytest.mark.parametrize("backend", ["fuzz.planted:corrupt_large", "aot_eager"])
+def test_repro_and_runner_agree_on_a_generated_program(backend, tmp_path):
+    """A generated program's repro.py exits 1 exactly when the runner finds a
+    bug, and says so at the call and output the verdict names."""
+    planted = backend != "aot_eager"
+    for p in draw_programs(20, seed=31, backend=backend, max_ops=3):
+        v = runner.run_case(p)
+        if (v.is_finding if planted else v.outcome is Outcome.OK):
+            break
+    else:
+        pytest.fail(f"no generated program gave the wanted verdict on {backend}")
+    r = run_repro(p, tmp_path)
+    out = r.stdout
+    assert r.returncode == (1 if planted else 0), (v.summary(), out[-2000:], r.stderr[-2000:])
+    if planted:
+        assert out.splitlines()[-1] == "FAIL: compiled and eager disagree"
+        head = f"call {v.call} {v.sizes}: "
+        first = next(line for line in out.splitlines() if line.startswith("call "))
+        assert first.startswith(head), (first, v.summary())
+        if v.outcome is Outcome.DIVERGENCE:
+            assert first.startswith(head + v.where.split(" (")[0] + ": values mismatch"), (first, v.summary())
+    else:
+        assert out.splitlines() == ["OK: compiled and eager agree"]
