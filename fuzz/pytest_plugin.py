@@ -81,23 +81,18 @@ class CorpusItem(pytest.Item):
     def _judge(self):
         from fuzz.judge.verdict import Outcome
 
-        config = self.config
-        from fuzz.kinds import is_step_program
+        from fuzz.kinds import kind_of
 
-        if is_step_program(self.entry.program):  # judged in a fresh process
-            pytest.importorskip("torch_xla", reason="a torch_xla entry (replay it in the torch_xla venv)")
-            from fuzz.judge.steps import run_step_program
-
-            return run_step_program(self.entry.program, fresh=True, timeout=config.getoption("shapefuzz_timeout"))
-        isolate = config.getoption("shapefuzz_isolate") or self.entry.verdict.outcome in (Outcome.CRASH, Outcome.HANG)
+        config, p = self.config, self.entry.program
+        kind = kind_of(p)
+        missing = kind.unavailable(p)
+        if missing:  # as replay does: this machine lacks the stack or device the entry needs
+            pytest.skip(missing)
+        isolate = (kind.isolated_by_default or config.getoption("shapefuzz_isolate")
+                   or self.entry.verdict.outcome in (Outcome.CRASH, Outcome.HANG))
         if isolate:
-            from fuzz.findings.replay import judge_in_subprocess
-
-            return judge_in_subprocess(self.entry_dir / "program.json",
-                                       timeout=config.getoption("shapefuzz_timeout"))
-        from fuzz.judge.runner import run_case
-
-        return run_case(self.entry.program)
+            return kind.judge_isolated(p, timeout=config.getoption("shapefuzz_timeout"))
+        return kind.judge(p)
 
     def runtest(self) -> None:
         from fuzz.findings.replay import same_bug

@@ -20,6 +20,15 @@ CALL_CHOICES = (3, 4, 5)
 _MORE = (False, True, True, True)
 
 
+def takes_inductor_options(backend: str) -> bool:
+    from fuzz.judge.backends import BackendError, backend as row
+
+    try:
+        return row(backend).inductor
+    except BackendError:  # judged later, and reported there
+        return False
+
+
 class GenerationBug(AssertionError):
     """A strategy drew params its own op declaration rejects."""
 
@@ -81,7 +90,7 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
             x.marks = d(dynamic_markings(x.shape, by_symbol=by_symbol))
         settings = RunSettings(backend=backend, device=device, dynamic=d(st.sampled_from(dynamic_flags)),
                                mode=d(st.sampled_from(modes)),
-                               options=d(compile_options(options_menu)) if backend == "inductor" else {})
+                               options=d(compile_options(options_menu)) if takes_inductor_options(backend) else {})
         # Used symbols are renamed s0, s1, ... in order of first use, so a
         # repro's first dynamic dim reads s0 whichever symbol was drawn; unused
         # ones go, but one stays: its list length is the schedule's.

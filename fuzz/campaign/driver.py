@@ -19,8 +19,6 @@ from fuzz.judge.verdict import Verdict
 
 
 SANITIZER_TIMEOUT = 600.0  # seconds for one compute-sanitizer re-run of a repro
-INDUCTOR_RECYCLE_AFTER = 200  # cases per worker before a fresh one (memory growth of compiled code)
-XLA_RECYCLE_AFTER = 5000
 TRIAGE_TIMEOUT = 1200.0  # seconds for one entry's whole ablation (about 15 variants, a compile each)
 
 
@@ -52,19 +50,25 @@ class CampaignConfig:
         return {"backend": self.backend, "device": self.device, "seed": self.seed, "max_ops": self.max_ops,
                 "modes": list(self.resolved_modes()), "options": self.resolved_options()}
 
-    def on_cuda(self) -> bool:
-        return self.device.startswith("cuda") and not self.on_xla()
+    def kind(self):
+        """The program kind the backend judges (fuzz/kinds)."""
+        from fuzz.judge.backends import backend
+        from fuzz.kinds import named
 
-    def on_xla(self) -> bool:
-        """torch_xla step programs (fuzz/xla/), on the PJRT device PJRT_DEVICE names (default CPU)."""
-        return self.backend == "xla"
+        return named(backend(self.backend).kind)
+
+    def on_cuda(self) -> bool:
+        from fuzz.devices import is_cuda
+
+        return is_cuda(self.device) and self.kind().name == "compiled"
 
     def resolved_modes(self) -> tuple:
+        from fuzz.judge.backends import backend
         from strategies.settings import MODES_CUDA
 
         if self.modes is not None:
             return tuple(self.modes)
-        return MODES_CUDA if self.on_cuda() and self.backend == "inductor" else (None,)
+        return MODES_CUDA if self.on_cuda() and backend(self.backend).inductor else (None,)
 
     def resolved_options(self) -> dict:
         from strategies.settings import OPTIONS_CPU, OPTIONS_CUDA
@@ -138,26 +142,7 @@ class BackgroundJobs:
         self.proc = None
 
 
-def _in_process(cases, kind: str = "compiled"):
-    from fuzz.program.ir import Program
-
-    if kind == "steps":
-        from fuzz.campaign.step_worker import evaluate, prepare
-
-        prepare()
-        for i, p in cases:
-            vd, _, extra = evaluate(p if isinstance(p, dict) else p.to_dict())
-            yield i, vd, {"wall": vd.get("seconds"), "restart": None, **extra}
-        return
-    from fuzz.judge.runner import run_case
-
-    for i, p in cases:
-        v = run_case(Program.from_dict(p) if isinstance(p, dict) else p)
-        yield i, v.to_dict(), {"wall": v.seconds, "restart": None}
-
-
 def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> CampaignResult:
-    from strategies import programs
 
     from fuzz.findings.corpus import Corpus
     from fuzz.findings.known import KnownIssues
@@ -170,14 +155,9 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
         (c for c in (os.path.join(cfg.corpus_dir, "known_issues.json"), os.path.join("corpus", "known_issues.json"))
          if os.path.exists(c)), "")
     known = KnownIssues.load(known_path) if os.path.exists(known_path) else None
-    kind = "steps" if cfg.on_xla() else "compiled"
-    if strategy is None and kind == "steps":
-        from strategies.steps import step_programs
-
-        strategy = step_programs()
+    kind = cfg.kind()
     if strategy is None:
-        strategy = programs(backend=cfg.backend, device=cfg.device, max_ops=cfg.max_ops,
-                            modes=cfg.resolved_modes(), options_menu=cfg.resolved_options())
+        strategy = kind.strategy(cfg)
     progress = progress or Progress()
     result = CampaignResult(summary={})
     programs_by_case: dict[int, object] = {}
@@ -199,13 +179,10 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
 
         pool = WorkerPool(workers=cfg.workers, devices=cfg.devices, workers_per_gpu=cfg.workers_per_gpu,
                           timeout=cfg.timeout, workdir=os.path.join(cfg.state_dir, "workers"), kind=kind,
-                          # a torch_xla case takes milliseconds and a restart seconds (importing torch_xla),
-                          # and its caches are bounded: recycle far less often than after Inductor compiles
-                          recycle_after=XLA_RECYCLE_AFTER if kind == "steps" else INDUCTOR_RECYCLE_AFTER,
-                          env={"PJRT_DEVICE": os.environ.get("PJRT_DEVICE", "CPU")} if kind == "steps" else None)
+                          recycle_after=kind.recycle_after, env=kind.worker_env())
         results = pool.run(cases())
     else:
-        results = _in_process(cases(), kind)
+        results = kind.in_process(cases())
     last_save = 0.0
     restarts_before = state.restarts.copy()
     jobs = BackgroundJobs(os.path.join(cfg.state_dir, "followup.log"))
@@ -214,7 +191,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
             for i, vd, info in results:
                 p = programs_by_case.pop(i)
                 if info.get("program"):  # the standalone form of a history-dependent finding
-                    from fuzz.kinds import load_program
+                    from fuzz.program.loading import load_program
 
                     p = load_program(info["program"])
                 v = Verdict.from_dict(vd)
@@ -234,7 +211,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
                             if cfg.shrink:
                                 jobs.add(["shrink", entry, "--time-budget", str(cfg.shrink_budget)],
                                          cfg.shrink_budget * 2 + 120)
-                            if cfg.triage and kind == "compiled":  # after the shrink: of the minimal program
+                            if cfg.triage and kind.triage is None:  # after the shrink: of the minimal program
                                 jobs.add(["triage", entry], TRIAGE_TIMEOUT)
                     known_as = (rule.url or f"known-issues rule {rule.index}") if rule else None
                     if state.record_finding(i, v.outcome.value, sig.key, sig.text, known_as, entry, is_new) and (

@@ -19,7 +19,6 @@ import contextlib
 import itertools
 import multiprocessing as mp
 import os
-import re
 import shutil
 import signal
 import sys
@@ -33,8 +32,8 @@ from multiprocessing.connection import wait as _wait
 from typing import Iterable, Iterator
 
 from fuzz.judge.poison import replace_cause
-from fuzz.judge.verdict import Outcome, Stage, Verdict, error_verdict
-from fuzz.program.ir import Program, ProgramError
+from fuzz.judge.isolated import faulthandler_frames, signal_name, with_tail
+from fuzz.judge.verdict import Outcome, Stage, Verdict
 
 TAIL_LINES = 40
 _TAIL_BYTES = 256 << 10
@@ -47,7 +46,7 @@ class WorkerStartError(RuntimeError):
 
 # -- the worker process -------------------------------------------------------
 
-def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: bool, kind: str = "compiled") -> None:
+def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: bool, kind=None) -> None:
     # Own process group: terminal Ctrl-C reaches only the parent, and the
     # parent kills the worker together with any compiler subprocesses.
     with contextlib.suppress(OSError):
@@ -64,14 +63,11 @@ def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: boo
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the parent asks for stacks of a hang
     _watch_parent()
 
-    if kind == "steps":  # torch_xla step programs (fuzz/xla/worker.py)
-        from fuzz.campaign.step_worker import evaluate as evaluate_steps, prepare
-
-        prepare()
+    if kind is None:  # torch.compile programs, the default
+        from fuzz.judge.runner import evaluate_dict as evaluate, prepare_process as prepare
     else:
-        from fuzz.judge.runner import prepare_process
-
-        prepare_process()
+        prepare, evaluate = kind.prepare_worker, kind.evaluate
+    prepare()
     conn.send(("ready", os.getpid()))
     while True:
         try:
@@ -82,28 +78,10 @@ def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: boo
             break
         token, program = msg
         start = time.perf_counter()
-        if kind == "steps":
-            verdict, error, extra = evaluate_steps(program)
-        else:
-            (verdict, error), extra = _evaluate(program, rerun, check_strides), {}
+        verdict, error, extra = evaluate(program, rerun=rerun, check_strides=check_strides)
         conn.send(("result", token, verdict, time.perf_counter() - start, error, extra))
         sys.stdout.flush()
         sys.stderr.flush()
-
-
-def _evaluate(program: dict, rerun: bool, check_strides: bool) -> tuple[dict, str | None]:
-    """(verdict dict, None) or, when the case could not be judged, an INVALID
-    verdict and "program" (bad program) or "harness" (anything else). A
-    finding is rerun as run_case does (not after an error that poisoned this
-    process: fuzz.judge.poison)."""
-    from fuzz.judge.runner import run_case
-
-    try:
-        return run_case(Program.from_dict(program), rerun=rerun, check_strides=check_strides).to_dict(), None
-    except ProgramError as e:
-        return Verdict(outcome=Outcome.INVALID, exc_type="ProgramError", message=str(e)).to_dict(), "program"
-    except Exception as e:  # noqa: BLE001 - e.g. an unknown backend: report, keep the worker
-        return error_verdict(Outcome.INVALID, e).to_dict(), "harness"
 
 
 def _watch_parent() -> None:
@@ -179,16 +157,15 @@ class WorkerPool:
     was replaced after this case, else None) and, for step programs, program
     (the standalone program that reproduced a history-dependent finding).
 
-    kind: "compiled" (fuzz.program.ir.Program, judged by fuzz.judge.runner.run_case) or
-    "steps" (torch_xla step programs, judged by fuzz.campaign.step_worker.evaluate).
+    kind: the program kind judged (fuzz.kinds; sent to each worker, whose
+    prepare_worker and evaluate it calls), or None for torch.compile programs
+    (fuzz.judge.runner). The pool itself knows no kind.
     """
 
     def __init__(self, workers: int | None = None, devices: Iterable[int] | None = None, workers_per_gpu: int = 1,
                  timeout: float = 300.0, recycle_after: int | None = 200, workdir: str | None = None, *,
                  rerun: bool = True, check_strides: bool = False, start_timeout: float = 180.0,
-                 threads: int | None = None, env: dict | None = None, kind: str = "compiled"):
-        if kind not in ("compiled", "steps"):
-            raise ValueError(f"unknown program kind {kind!r}: use compiled or steps")
+                 threads: int | None = None, env: dict | None = None, kind=None):
         self.kind = kind
         self.devices = list(devices) if devices is not None else None
         if workers is None:
@@ -231,7 +208,7 @@ class WorkerPool:
     # -- public API -------------------------------------------------------
 
     def submit(self, case_id, program, timeout: float | None = None) -> None:
-        """Queue a case: program is a Program (StepProgram for kind "steps") or its dict. timeout overrides the
+        """Queue a case: program is a program of the pool's kind, or its dict. timeout overrides the
         pool's per-case limit (seconds)."""
         if self._closed:
             raise RuntimeError("the pool is closed")
@@ -463,7 +440,7 @@ class WorkerPool:
         w.proc.join(1)
         code = w.proc.exitcode
         if code is not None and code < 0:
-            name = _signal_name(-code)
+            name = signal_name(-code)
             head = f"worker killed by signal {-code} ({name})"
             if -code == signal.SIGKILL:
                 head += "\n(SIGKILL from outside: most likely the kernel's OOM killer)"
@@ -473,7 +450,7 @@ class WorkerPool:
         if w.job is not None:
             tail, frames = self._read_log(w)
             v = Verdict(outcome=Outcome.CRASH, stage=Stage.PROCESS, exc_type=name, frames=frames,
-                        message=_with_tail(head, tail),
+                        message=with_tail(head, tail),
                         seconds=time.monotonic() - w.job.started)
             job, w.job = w.job, None
             self._complete(w, job, v.to_dict(), wall=None, error=None, restart="crash")
@@ -490,7 +467,7 @@ class WorkerPool:
         tail, frames = self._read_log(w)
         job, w.job = w.job, None
         v = Verdict(outcome=Outcome.HANG, stage=Stage.PROCESS, frames=frames, seconds=time.monotonic() - job.started,
-                    message=_with_tail(f"no verdict within the time limit ({job.timeout:g} s); worker killed", tail))
+                    message=with_tail(f"no verdict within the time limit ({job.timeout:g} s); worker killed", tail))
         self._complete(w, job, v.to_dict(), wall=None, error=None, restart="hang")
         self._replace(w, "hang")
 
@@ -514,52 +491,6 @@ class WorkerPool:
             return "", []
         frames, rest = faulthandler_frames(lines)
         return "\n".join(rest[-TAIL_LINES:]), frames
-
-
-_THREAD = re.compile(r"^(?:Current thread|Thread) 0x[0-9a-fA-F]+")
-_FRAME = re.compile(r'^\s+File "(.*)", line (\d+) in (.+?)\s*$')
-
-
-def faulthandler_frames(lines: list[str]) -> tuple[list[str], list[str]]:
-    """Split a worker's stderr into the stack of its main thread from a
-    faulthandler dump ("file:line:function", innermost last, as in
-    Verdict.frames) and the other lines (what the process itself printed:
-    the stacks, most recent call first, would push the innermost frames out
-    of a tail)."""
-    blocks, rest, cur = [], [], None
-    for ln in lines:
-        if _THREAD.match(ln):
-            cur = []
-            blocks.append(cur)
-            continue
-        m = _FRAME.match(ln) if cur is not None else None
-        if m:
-            cur.append(f"{_short(m.group(1))}:{m.group(2)}:{m.group(3)}")
-            continue
-        if ln.strip():
-            cur = None
-        if ln.strip() and not ln.startswith("Extension modules:"):
-            rest.append(ln)
-    main = [b for b in blocks if any(f.endswith(":_worker_main") for f in b)] or blocks
-    return (list(reversed(main[-1]))[-30:] if main else []), rest
-
-
-def _with_tail(head: str, tail: str) -> str:
-    return f"{head}\n--- worker stderr, last lines ---\n{tail}" if tail else head
-
-
-def _short(path: str) -> str:
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            return path.split(marker, 1)[1]
-    return path
-
-
-def _signal_name(n: int) -> str:
-    try:
-        return signal.Signals(n).name
-    except ValueError:
-        return f"signal {n}"
 
 
 @atexit.register

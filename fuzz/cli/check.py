@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_BUG, EXIT_OK, load_case, override, print_json, unknown_backend
+from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_BUG, EXIT_OK, cannot_run, error, load_case, override, print_json
 
 
 def add_parser(subparsers):
@@ -16,42 +16,24 @@ def add_parser(subparsers):
 
 
 def cmd(args) -> int:
-    from fuzz.judge.runner import run_case
     from fuzz.judge.verdict import Outcome
-    from fuzz.kinds import is_step_program
+    from fuzz.kinds import kind_of
 
-    p = load_case(args.case, steps_ok=True)
-    if is_step_program(p):
-        return _check_steps(p, args)
-    p = override(p, args)
-    if unknown_backend(p.settings.backend):
+    p = load_case(args.case)
+    try:
+        p = override(p, args)
+    except ValueError as e:
+        error(str(e))
         return EXIT_BAD_INPUT
-    v = run_case(p)
+    if cannot_run(p):
+        return EXIT_BAD_INPUT
+    kind = kind_of(p)
+    v = kind.judge(p)
     if args.json:
         print_json(v.to_dict())
     else:
         print(f"{args.case}: {v.summary()}")
-        print(f"  backend={p.settings.backend} device={p.settings.device} calls={p.calls} "
-              f"recompiles={v.recompiles} seconds={v.seconds:.2f}")
-        if v.rule:
-            print(f"  expected error ({v.rule}); not a bug")
-    if v.outcome is Outcome.INVALID:
-        return EXIT_BAD_INPUT
-    return EXIT_BUG if v.is_finding else EXIT_OK
-
-
-def _check_steps(p, args) -> int:
-    from fuzz.judge.steps import known_issue, run_step_program
-    from fuzz.judge.verdict import Outcome
-
-    v = run_step_program(p)
-    if args.json:
-        print_json(v.to_dict())
-    else:
-        print(f"{args.case}: {v.summary()}")
-        label = known_issue(v)
-        print(f"  torch_xla step program: {sum(len(b.steps) for b in p.blocks)} steps, "
-              f"compiles={v.numbers.get('compiles')} seconds={v.seconds:.2f}" + (f"; known: {label}" if label else ""))
+        print(kind.describe_run(p, v))
     if v.outcome is Outcome.INVALID:
         return EXIT_BAD_INPUT
     return EXIT_BUG if v.is_finding else EXIT_OK

@@ -20,11 +20,10 @@ def parse_duration(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a duration: {text!r} (use e.g. 90s, 30m, 8h)") from None
 
 
-def load_case(path: str, steps_ok: bool = False):
-    """A Program from a case file (a program, or {"program": ..., "verdict": ...});
-    with steps_ok, a torch_xla StepProgram too."""
-    from fuzz.kinds import is_step_program, load_program, unwrap_case
+def load_case(path: str):
+    """A program of either kind from a case file (a program, or {"program": ..., "verdict": ...})."""
     from fuzz.program.ir import ProgramError
+    from fuzz.program.loading import load_program, unwrap_case
 
     try:
         with open(path) as f:
@@ -35,19 +34,15 @@ def load_case(path: str, steps_ok: bool = False):
         d = json.loads(text)
     except json.JSONDecodeError as e:
         raise ProgramError(f"{path} is not valid JSON: {e}") from None
-    d = unwrap_case(d)
-    if is_step_program(d) and not steps_ok:
-        raise ProgramError(f"{path} is a torch_xla step program: this command takes a compiled-function program")
-    return load_program(d)
+    return load_program(unwrap_case(d))
 
 
 def override(p, args):
-    """The program with --backend and --device (when given) in its settings."""
-    if getattr(args, "backend", None):
-        p.settings.backend = args.backend
-    if getattr(args, "device", None):
-        p.settings.device = args.device
-    return p
+    """The program with --backend and --device (when given) in its settings;
+    ValueError when its kind cannot be re-targeted."""
+    from fuzz.kinds import kind_of
+
+    return kind_of(p).retarget(p, backend=getattr(args, "backend", None), device=getattr(args, "device", None))
 
 
 def error(message: str) -> None:
@@ -55,16 +50,30 @@ def error(message: str) -> None:
     print(f"shapefuzz: {message}", file=sys.stderr)
 
 
-def unknown_backend(name: str) -> bool:
-    """True (after saying why) when `name` resolves to no torch.compile backend."""
-    from fuzz.judge.backends import BackendError, resolve
+def unknown_backend(name: str, device: str = "cpu") -> bool:
+    """True (after saying why) when backend `name` cannot run here on `device`."""
+    from fuzz.judge.backends import BackendError, check
 
     try:
-        resolve(name)
+        check(name, device)
     except BackendError as e:
         error(str(e))
         return True
     return False
+
+
+def cannot_run(p) -> bool:
+    """True (after saying why and how to fix it) when this machine cannot judge p:
+    its backend cannot load, or the stack or device it needs is missing."""
+    from fuzz.kinds import kind_of
+
+    kind = kind_of(p)
+    if unknown_backend(*kind.runs_on(p)):
+        return True
+    missing = kind.unavailable(p)
+    if missing:
+        error(missing)
+    return bool(missing)
 
 
 def print_json(obj) -> None:

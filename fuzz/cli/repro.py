@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from fuzz.cli.common import EXIT_OK, load_case, override
+from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error, load_case, override
 
 
 def add_parser(subparsers):
@@ -18,9 +18,13 @@ def add_parser(subparsers):
 
 
 def cmd(args) -> int:
-    from fuzz.program.codegen import repro_source
+    from fuzz.program.loading import repro_source
 
-    p = override(load_case(args.case), args)
+    try:
+        p = override(load_case(args.case), args)
+    except ValueError as e:
+        error(str(e))
+        return EXIT_BAD_INPUT
     src = repro_source(p, title=f"repro of {args.case}")
     if args.output:
         with open(args.output, "w") as f:

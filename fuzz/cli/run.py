@@ -56,18 +56,7 @@ def cmd(args) -> int:
 
     if args.max_cases is None and args.time is None:
         args.max_cases = DEFAULT_MAX_CASES
-    if args.backend == "xla":  # torch_xla step programs, not a torch.compile backend
-        import importlib.util
-
-        if importlib.util.find_spec("torch_xla") is None:
-            error("--backend xla needs torch_xla, which this Python does not have; set it up with "
-                  "`bash scripts/setup-xla.sh` and run `.venv-xla/bin/python -m fuzz run --backend xla ...` "
-                  "(docs/xla.md)")
-            return EXIT_BAD_INPUT
-        if args.device != "cpu":
-            error("--backend xla runs on the PJRT device PJRT_DEVICE names (default CPU); leave --device at cpu")
-            return EXIT_BAD_INPUT
-    elif unknown_backend(args.backend):
+    if unknown_backend(args.backend, args.device):
         return EXIT_BAD_INPUT
     devices = _cuda_devices(args)
     workers = args.workers
@@ -104,7 +93,9 @@ def _default_state_dir(args) -> str:
 
 
 def _cuda_devices(args):
-    if not args.device.startswith("cuda"):
+    from fuzz.devices import is_cuda
+
+    if not is_cuda(args.device):
         return None
     if args.gpus:
         return [int(x) for x in args.gpus.split(",")]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fuzz.findings.shrink import DEFAULT_RERUNS
 
-from fuzz.cli.common import EXIT_BAD_INPUT, error, load_case, override, parse_duration, unknown_backend
+from fuzz.cli.common import EXIT_BAD_INPUT, cannot_run, error, load_case, override, parse_duration
 
 
 def add_parser(subparsers):
@@ -48,95 +48,47 @@ def add_parser(subparsers):
 
 
 def cmd(args) -> int:
-    from fuzz.findings.shrink import evaluate_in_process, pool_evaluator, shrink, shrink_entry
-    from fuzz.findings.signature import signature
-    from fuzz.kinds import is_step_file
+    from fuzz.kinds import kind_of, kind_of_file, named
 
     log = (lambda m: print(m, file=sys.stderr, flush=True)) if args.verbose else None
     target = Path(args.target)
-    if is_step_file(target):
-        return _shrink_steps(target, args)
-    if args.fault:
-        error("--fault plants a torch_xla fault: it is for step programs only")
+    kind = kind_of_file(target) or named("compiled")  # unreadable: the compiled kind's loading says why
+    asked = {"fault": args.fault, "backend": args.backend, "device": args.device, "sandbox": args.sandbox,
+             "hypothesis": args.hypothesis or None}
+    foreign = sorted(k for k, v in asked.items() if v and k not in kind.shrink_options)
+    if foreign:
+        error(f"--{foreign[0]} does not apply to a {kind.name} program")
         return EXIT_BAD_INPUT
-    if target.is_dir():
-        res = shrink_entry(target, time_budget=args.time_budget, reruns=args.reruns, backend=args.backend,
-                           device=args.device, sandbox=args.sandbox, timeout=args.timeout,
-                           relax_families=args.relax_families, hypothesis_examples=args.hypothesis,
-                           write=not args.dry_run, log=log)
-        out = None
-    else:
-        p = override(load_case(str(target)), args)
-        if unknown_backend(p.settings.backend):
-            return EXIT_BAD_INPUT
-        pool = None
-        evaluate = None
-        if args.sandbox:
-            from fuzz.campaign.workers import WorkerPool
-
-            pool = WorkerPool(workers=1, timeout=args.timeout, rerun=False)
-            evaluate = pool_evaluator(pool)
-        try:
-            v = (evaluate or evaluate_in_process)(p)
-            if not v.is_finding:
-                print(f"{target}: {v.summary()}: not a finding, nothing to shrink", file=sys.stderr)
+    opts = dict(time_budget=args.time_budget, reruns=args.reruns, timeout=args.timeout, log=log,
+                relax_families=args.relax_families, **{k: v for k, v in asked.items() if v is not None})
+    out = None
+    try:
+        if target.is_dir():
+            res = kind.shrink_entry(target, write=not args.dry_run, **opts)
+        else:
+            p = override(load_case(str(target)), args)
+            if cannot_run(p):
                 return EXIT_BAD_INPUT
-            res = shrink(p, signature(v, p).key, evaluate=evaluate, time_budget=args.time_budget,
-                         reruns=args.reruns, relax_families=args.relax_families,
-                         hypothesis_examples=args.hypothesis, log=log)
-        finally:
-            if pool is not None:
-                pool.close()
-        out = Path(args.output) if args.output else target.with_suffix(".shrunk.json")
-        if res.reproduced:
-            _write(out, res.program)
+            res = kind_of(p).shrink_case(p, **opts)
+            out = Path(args.output) if args.output else target.with_suffix(".shrunk.json")
+            if res.reproduced:
+                _write(out, res.program)
+    except ValueError as e:  # a bad case (ProgramError), not a finding, another bug
+        print(f"{target}: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.json:
         print(json.dumps(res.to_dict(), indent=1))
     else:
         print(f"{target}: {res.summary()}")
         if res.reproduced:
             print(f"  signature: {res.signature.text if res.signature else '-'}")
+            if res.verdict is not None:
+                print(f"  verdict: {res.verdict.summary()}")
             if out is not None:
                 print(f"  shrunk program: {out}")
             elif not args.dry_run:
                 print(f"  entry updated: {target}/program.json (original in original_program.json)")
     return 0 if res.reproduced else EXIT_BAD_INPUT
-
-
-def _shrink_steps(target: Path, args) -> int:
-    """`shapefuzz shrink` of a torch_xla step program: every candidate in a
-    fresh process (with --fault: in this process, the fault planted)."""
-    from fuzz.findings.shrink_steps import fresh_evaluator, shrink_step_entry, shrink_steps
-
-    evaluate = None
-    if args.fault:
-        from fuzz.judge.steps import run_step_program
-
-        def evaluate(q):
-            return run_step_program(q, fault=args.fault)
-    try:
-        if target.is_dir():
-            res = shrink_step_entry(target, time_budget=args.time_budget, reruns=args.reruns,
-                                    write=not args.dry_run, evaluate=evaluate)
-            out = None
-        else:
-            p = load_case(str(target), steps_ok=True)
-            res = shrink_steps(p, evaluate or fresh_evaluator(args.timeout), time_budget=args.time_budget)
-            out = Path(args.output) if args.output else target.with_suffix(".shrunk.json")
-            _write(out, res.program)
-    except ValueError as e:  # a bad case (ProgramError), not a finding, another bug, flaky
-        print(f"{target}: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    if args.json:
-        print(json.dumps({**res.stats(), "key": res.key, "verdict": res.verdict.to_dict()}, indent=1))
-    else:
-        print(f"{target}: {res.summary()}")
-        print(f"  verdict: {res.verdict.summary()}")
-        if out is not None:
-            print(f"  shrunk program: {out}")
-        elif not args.dry_run:
-            print(f"  entry updated: {target}/program.json (original in original_program.json)")
-    return 0
 
 
 def _write(out: Path, program) -> None:

@@ -27,11 +27,11 @@ def add_parser(subparsers):
 def cmd(args) -> int:
     from fuzz.findings.corpus import CorpusError
     from fuzz.findings.triage import triage_entry
-    from fuzz.kinds import is_step_file
+    from fuzz.kinds import kind_of_file
 
-    if is_step_file(args.entry):
-        error(f"{args.entry} is a torch_xla step-program entry; triage ablates torch.compile programs "
-              "(backends, static shapes, Inductor flags) and has no torch_xla variants yet")
+    kind = kind_of_file(args.entry)
+    if kind is not None and kind.triage:
+        error(f"{args.entry} is {kind.triage}")
         return EXIT_BAD_INPUT
     try:
         doc = triage_entry(args.entry, isolate=args.isolate, timeout=args.timeout)

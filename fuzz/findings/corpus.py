@@ -40,7 +40,7 @@ from fuzz.files import fsync_dir as _fsync_dir  # a module name: tests make it f
 from fuzz.files import write_atomic as _write_atomic
 from fuzz.files import write_synced as _write
 from fuzz.program.ir import Program, ProgramError
-from fuzz.kinds import load_program, repro_source
+from fuzz.program.loading import load_program, repro_source
 from fuzz.findings.signature import Signature
 from fuzz.judge.verdict import Verdict
 

@@ -30,22 +30,18 @@ Exit status of `shapefuzz replay` (for CI):
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from fuzz.kinds import is_step_program
+from fuzz.kinds import kind_of
 from fuzz.findings.signature import in_bucket, signature
-from fuzz.judge.verdict import Outcome, Stage, Verdict
+from fuzz.judge.isolated import JudgeError, child_env, judge_in_subprocess, run_command, tail
+from fuzz.judge.verdict import Outcome, Verdict
 
 STILL_FAILING, FIXED, CHANGED, ERROR, SKIPPED = "still-failing", "fixed", "changed", "error", "skipped"
 STATUSES = (STILL_FAILING, FIXED, CHANGED, ERROR, SKIPPED)  # skipped: needs torch_xla or CUDA, not here
@@ -57,7 +53,7 @@ _TAIL = 20
 _ROOT = Path(__file__).resolve().parent.parent  # holds the fuzz package
 
 
-class ReplayError(Exception):
+class ReplayError(JudgeError):
     """An entry could not be replayed; the message is the reason."""
 
 
@@ -77,96 +73,6 @@ class ReplayRow:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-# -- subprocesses -----------------------------------------------------------------
-
-def _child_env(cache_dir: str | None) -> dict:
-    env = dict(os.environ)
-    paths = [str(_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
-    env["PYTHONPATH"] = os.pathsep.join(paths)  # custom module:attr backends, and `-m fuzz`
-    if cache_dir:
-        env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-def _run(cmd: list, *, timeout: float, env: dict, cwd) -> tuple[int | None, str, str]:
-    """(returncode or None on timeout, stdout, stderr). The child leads its own
-    process group; on timeout the whole group is killed."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            text=True, errors="replace", env=env, cwd=str(cwd), start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return proc.returncode, out, err
-    except subprocess.TimeoutExpired:
-        with suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        try:
-            out, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = "", ""
-        return None, out or "", err or ""
-
-
-def _tail(text: str, n: int = _TAIL) -> str:
-    lines = [ln for ln in (text or "").splitlines() if ln.strip()]
-    return "\n".join(lines[-n:])
-
-
-def _signal_name(n: int) -> str:
-    try:
-        return signal.Signals(n).name
-    except ValueError:
-        return f"signal {n}"
-
-
-def _parse_json_object(out: str) -> dict | None:
-    dec = json.JSONDecoder()
-    for i, ch in enumerate(out):
-        if ch == "{" and (i == 0 or out[i - 1] == "\n"):
-            try:
-                obj, _ = dec.raw_decode(out[i:])
-            except json.JSONDecodeError:
-                continue
-            if isinstance(obj, dict) and "outcome" in obj:
-                return obj
-    return None
-
-
-def judge_in_subprocess(program_path, *, timeout: float = 600.0, python: str | None = None,
-                        cache_dir: str | None = None) -> Verdict:
-    """The verdict of `python -m fuzz check PROGRAM --json`, run in a fresh
-    process. A child killed by a signal is a CRASH verdict, one past the time
-    limit a HANG verdict (as the worker pool reports them); anything else
-    that yields no verdict raises ReplayError."""
-    cmd = [python or sys.executable, "-X", "faulthandler", "-m", "fuzz", "check", str(program_path), "--json"]
-    start = time.monotonic()
-    rc, out, err = _run(cmd, timeout=timeout, env=_child_env(cache_dir), cwd=_ROOT)
-    if rc is None:
-        return Verdict(outcome=Outcome.HANG, stage=Stage.PROCESS, seconds=time.monotonic() - start,
-                       message=f"no verdict within the time limit ({timeout:g} s); worker killed")
-    if rc < 0:
-        try:
-            from fuzz.campaign.workers import faulthandler_frames
-
-            frames, rest = faulthandler_frames(err.splitlines())
-        except ImportError:
-            frames, rest = [], err.splitlines()
-        name = _signal_name(-rc)
-        head = f"worker killed by signal {-rc} ({name})"
-        tail = "\n".join(rest[-40:])
-        return Verdict(outcome=Outcome.CRASH, stage=Stage.PROCESS, exc_type=name, frames=frames,
-                       message=f"{head}\n--- worker stderr, last lines ---\n{tail}" if tail else head,
-                       seconds=time.monotonic() - start)
-    d = _parse_json_object(out) if rc in (0, 1, 2) else None
-    if d is None:
-        raise ReplayError(f"re-judging the program failed (exit {rc}): {_tail(err, 8) or _tail(out, 8)}")
-    try:
-        return Verdict.from_dict(d)
-    except (KeyError, TypeError, ValueError) as e:
-        raise ReplayError(f"re-judging the program gave an unreadable verdict: {e}") from None
 
 
 # -- one entry ----------------------------------------------------------------------
@@ -195,7 +101,7 @@ def replay_entry(entry_dir, *, timeout: float = 600.0, python: str | None = None
         _replay_into(row, d, timeout=timeout, python=python, cache_dir=cache_dir, known=known)
     except CorpusError as e:
         row.status, row.reason = ERROR, f"corrupt entry: {e.reason}"
-    except ReplayError as e:
+    except JudgeError as e:  # ReplayError, or the fresh-process judge failing
         row.status, row.reason = ERROR, str(e)
     except OSError as e:
         row.status, row.reason = ERROR, f"cannot run: {e}"
@@ -213,23 +119,18 @@ def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known) 
         row.known = f"{rule.url or 'rule ' + str(rule.index)} ({rule.status})"
     if entry.meta.get("repro_error"):
         raise ReplayError(f"no repro: {entry.meta['repro_error']}")
-    steps = is_step_program(entry.program)
-    if steps and python is None and not _have_torch_xla():
-        row.status, row.reason = SKIPPED, ("a torch_xla entry: replay it with the torch_xla venv "
-                                           "(.venv-xla/bin/python -m fuzz replay, docs/xla.md)")
-        return
-    if not steps and entry.program.settings.device.startswith("cuda") \
-            and python is None and not _have_cuda():
-        row.status, row.reason = SKIPPED, "a CUDA entry, and this machine has no CUDA device"
+    missing = kind_of(entry.program).unavailable(entry.program) if python is None else None
+    if missing:  # another Python (--python) may have what this one lacks
+        row.status, row.reason = SKIPPED, missing
         return
     recorded = entry.verdict.outcome
-    rc, out, err = _run([python or sys.executable, "repro.py"], timeout=timeout, env=_child_env(cache_dir), cwd=d)
+    rc, out, err = run_command([python or sys.executable, "repro.py"], timeout=timeout, env=child_env(cache_dir), cwd=d)
     row.repro_rc = rc
     if rc is None:
         if recorded is not Outcome.HANG:
             raise ReplayError(f"timeout: repro.py ran past {timeout:g} s")
     elif rc == 0:
-        row.status, row.reason = FIXED, _tail(out, 1)
+        row.status, row.reason = FIXED, tail(out, 1)
         if rule is not None and rule.status == "open":
             row.reason = f"known issue still marked open: {row.known}"
         return
@@ -238,7 +139,7 @@ def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known) 
     elif rc < 0 and recorded is Outcome.CRASH:
         pass
     else:
-        raise ReplayError(f"repro crashed (exit {rc}): {_tail(err, 12) or _tail(out, 12)}")
+        raise ReplayError(f"repro crashed (exit {rc}): {tail(err, 12) or tail(out, 12)}")
     v = judge_in_subprocess(d / "program.json", timeout=timeout, python=python, cache_dir=cache_dir)
     sig = signature(v, entry.program)
     row.outcome, row.new_signature, row.new_signature_text = v.outcome.value, sig.key, sig.text
@@ -249,18 +150,6 @@ def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known) 
             row.reason = f"known issue marked {rule.status} still reproduces: {row.known}"
     else:
         row.status, row.reason = CHANGED, f"now: {v.summary()}"
-
-
-def _have_torch_xla() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("torch_xla") is not None
-
-
-def _have_cuda() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
 
 
 def same_bug(entry, v: Verdict) -> tuple[bool, str]:

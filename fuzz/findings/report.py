@@ -26,11 +26,10 @@ import sys
 from pathlib import Path
 
 from fuzz.program.ir import Program
-from fuzz.kinds import is_step_program
+from fuzz.judge.backends import BACKENDS
 from fuzz.judge.verdict import Outcome, Stage, Verdict
 
 _ERROR_LOG_LINES = 60
-BUILTIN_BACKENDS = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
 _MARK_API = {"dynamic": "torch._dynamo.mark_dynamic", "maybe_dynamic": "torch._dynamo.maybe_mark_dynamic",
              "unbacked": "torch._dynamo.decorators.mark_unbacked"}
 _MARK_PHRASE = {"unbacked": "an unbacked (mark_unbacked) dim", "dynamic": "a mark_dynamic dim",
@@ -182,17 +181,24 @@ def _schedule_text(p: Program) -> str:
 
 
 def _component(p: Program, summary: dict | None) -> str:
-    b = p.settings.backend
+    """The earliest stage that reproduces (ablation), else the backend's component."""
+    own = _backend_row(p)
     if summary:
-        reproducing = set(summary.get("backends_reproducing") or []) | ({b} if b in BUILTIN_BACKENDS else set())
-        if "eager" in reproducing:
-            return "dynamo"
-        if "aot_eager" in reproducing or "aot_eager_decomp_partition" in reproducing:
-            return "aotdispatch"
-        if "inductor" in reproducing:
-            return "inductor"
-    return {"eager": "dynamo", "aot_eager": "aotdispatch", "aot_eager_decomp_partition": "aotdispatch",
-            "inductor": "inductor", "openxla": "torch_xla"}.get(b, "custom backend")
+        reproducing = set(summary.get("backends_reproducing") or []) | (
+            {own.name} if not own.custom and own.name != "openxla" else set())
+        for name in ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor"):  # dynamo first, then down
+            if name in reproducing:
+                return BACKENDS[name].component
+    return own.component
+
+
+def _backend_row(p: Program):
+    from fuzz.judge.backends import BackendError, backend
+
+    try:
+        return backend(p.settings.backend)
+    except BackendError:
+        return backend(f"{p.settings.backend}:?")
 
 
 def _is_dynamic(p: Program, summary: dict | None) -> bool:
@@ -239,8 +245,7 @@ def report_title(p: Program, v: Verdict, summary: dict | None = None) -> str:
 
 
 def _custom_backend(p: Program) -> str | None:
-    b = p.settings.backend
-    return None if b in BUILTIN_BACKENDS or b == "openxla" else b.rpartition(":")[2]
+    return p.settings.backend.rpartition(":")[2] if _backend_row(p).custom else None
 
 
 def _backend_text(p: Program) -> str:
@@ -513,13 +518,19 @@ def _fence(text: str, lang: str = "") -> str:
 
 
 def render_report(entry) -> str:
-    """Issue-ready markdown for a corpus Entry (or an entry directory)."""
-    from fuzz.findings.triage import load_ablation
+    """Issue-ready markdown for a corpus Entry (or an entry directory), in the
+    layout its program kind's upstream project uses."""
+    from fuzz.kinds import kind_of
 
     entry = _load_entry(entry)
+    return kind_of(entry.program).render_report(entry)
+
+
+def render_compiled(entry) -> str:
+    """The PyTorch bug-report layout for a torch.compile entry."""
+    from fuzz.findings.triage import load_ablation
+
     p, v = entry.program, entry.verdict
-    if is_step_program(p):
-        return _render_steps(entry)
     doc = load_ablation(entry.path)
     summary = doc.get("summary") if doc else None
     title = report_title(p, v, summary)
@@ -528,7 +539,7 @@ def render_report(entry) -> str:
     observed = observed_expected(p, v)
     log = error_log(v)
     env_text, env_note = environment_text(entry.env)
-    if p.settings.backend == "openxla":
+    if _backend_row(p).component == "torch_xla":
         return _render_xla(title, description, repro, observed, log, doc, env_text, env_note, entry.env)
     parts = [f"# {title}", "", "### 🐛 Describe the bug", "", description, "", "Minimal repro:", "",
              _fence(repro, "python"), "", "#### Observed vs expected", "", observed, ""]
@@ -609,7 +620,7 @@ def _steps_description(p, v: Verdict) -> str:
     return scrub(text)
 
 
-def _render_steps(entry) -> str:
+def render_steps(entry) -> str:
     """The PyTorch/XLA issue layout for a step-program entry."""
     p, v = entry.program, entry.verdict
     env_text, env_note = environment_text(entry.env)

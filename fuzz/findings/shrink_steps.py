@@ -191,12 +191,11 @@ def shrink_step_entry(entry_dir, *, time_budget: float = 300.0, reruns: int = 2,
     from pathlib import Path
 
     from fuzz.findings.corpus import Corpus
-    from fuzz.kinds import is_step_program
 
     entry_dir = Path(entry_dir)
     corpus = Corpus(entry_dir.parent)
     entry = corpus.load(entry_dir)
-    if not is_step_program(entry.program):
+    if not isinstance(entry.program, StepProgram):
         raise ValueError(f"{entry_dir} is not a torch_xla entry")
     res = shrink_steps(entry.program, evaluate or fresh_evaluator(), time_budget=time_budget,
                        target=entry.signature.text, reruns=reruns)

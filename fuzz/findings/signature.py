@@ -17,7 +17,6 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from fuzz.kinds import is_step_program
 from fuzz.judge.verdict import Outcome, Verdict
 
 # Bump when the bucketing changes, so old corpus entries can be re-bucketed.
@@ -192,16 +191,7 @@ _ASYNC_CUDA = re.compile(r"CUDA error|Triton Error \[CUDA\]|CUDA_ERROR|cudaError
 # -- signatures ---------------------------------------------------------------
 
 def _families(program) -> str:
-    if program is None:
-        return "*"
-    if is_step_program(program):  # a torch_xla StepProgram: its op kinds (creations, syncs, reads are in all)
-        from fuzz.program.step_ir import OPS as STEP_OPS
-
-        kinds = {STEP_OPS[s.op].kind if s.op in STEP_OPS else f"?{s.op}" for _, s in program.steps()}
-        return ",".join(sorted(kinds - {"create", "sync", "observe"})) or "-"
-    from fuzz.program.opdb import OPS  # lazy: opdb pulls in hypothesis
-    fams = {OPS[c.op].family if c.op in OPS else f"?{c.op}" for c in program.ops}
-    return ",".join(sorted(fams)) or "-"
+    return "*" if program is None else program.op_classes()
 
 
 _FAMILIES_RE = re.compile(r"\| families: ([^|]*?) \|")
@@ -228,9 +218,7 @@ def signature(verdict: Verdict, program=None) -> Signature:
     outcome = verdict.outcome.value
     if verdict.outcome in _VALUE_OUTCOMES and not verdict.exc_type:
         where = re.sub(r"[\s\d]+.*$", "", verdict.where.strip()) or "-"
-        device = "-"
-        if program is not None:
-            device = "xla" if is_step_program(program) else program.settings.device.split(":")[0]
+        device = "-" if program is None else program.device_type()
         text = f"{outcome} | {where} | families: {_families(program)} | device: {device}"
         return Signature.of_text(text)
     exc = verdict.exc_type.rsplit(".", 1)[-1] if verdict.exc_type else "-"

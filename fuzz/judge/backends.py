@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Callable
 
 from fuzz.program.ir import RunSettings
 
@@ -20,41 +19,92 @@ class BackendError(ValueError):
     """An unknown or unloadable backend name."""
 
 
-def _torch_compile_backend(name: str) -> Callable[[], object]:
-    return lambda: name
+@dataclass(frozen=True)
+class Backend:
+    """One row of the backend table: everything that differs by backend."""
+
+    name: str
+    kind: str = "compiled"  # the program kind it judges (fuzz/kinds)
+    component: str = "dynamo"  # the part an upstream report's title names ([inductor], [aotdispatch], ...)
+    inductor: bool = False  # takes Inductor's mode= and options=
+    requires: str | None = None  # a module it needs, imported when it loads
+    devices: tuple | None = None  # the only device types it runs on (None: any)
+
+    @property
+    def custom(self) -> bool:
+        """A user's torch.compile backend, "module:attr"."""
+        return ":" in self.name
+
+    def repro_imports(self) -> list[str]:
+        """Lines a standalone repro needs before torch.compile(backend=...)."""
+        return [f"import {self.requires}"] if self.requires else []  # registers its Dynamo backend
+
+    def repro_backend(self) -> tuple[list[str], str]:
+        """(import lines, the backend= expression) for a repro."""
+        if not self.custom:
+            return self.repro_imports(), repr(self.name)
+        mod, _, attr = self.name.partition(":")
+        return ["import importlib"], f"getattr(importlib.import_module({mod!r}), {attr!r})"
 
 
-def _openxla():
-    importlib.import_module("torch_xla")  # registers the openxla Dynamo backend
-    return "openxla"
+BACKENDS: dict[str, Backend] = {b.name: b for b in (
+    Backend("eager"),
+    Backend("aot_eager", component="aotdispatch"),
+    Backend("aot_eager_decomp_partition", component="aotdispatch"),
+    Backend("inductor", component="inductor", inductor=True),
+    Backend("openxla", component="torch_xla", requires="torch_xla"),
+    # not a torch.compile backend: torch_xla step programs on the PJRT device PJRT_DEVICE names
+    Backend("xla", kind="steps", component="torch_xla", requires="torch_xla", devices=("cpu",)),
+)}
 
 
-LOADERS: dict[str, Callable[[], object]] = {
-    "eager": _torch_compile_backend("eager"),
-    "aot_eager": _torch_compile_backend("aot_eager"),
-    "aot_eager_decomp_partition": _torch_compile_backend("aot_eager_decomp_partition"),
-    "inductor": _torch_compile_backend("inductor"),
-    "openxla": _openxla,
-}
+def backend(name: str) -> Backend:
+    """The table row of `name` ("module:attr": a custom backend); BackendError if unknown."""
+    if name in BACKENDS:
+        return BACKENDS[name]
+    if ":" in name and all(name.partition(":")[::2]):
+        return Backend(name, component="custom backend")
+    raise BackendError(f"unknown backend {name!r}; use one of {sorted(BACKENDS)} or module:attr")
+
+
+def check(name: str, device: str = "cpu") -> None:
+    """BackendError, with the fix, when `name` cannot run here on `device`."""
+    import importlib.util
+
+    from fuzz import devices
+
+    b = backend(name)
+    if b.requires and importlib.util.find_spec(b.requires) is None:
+        hint = (" set it up with `bash scripts/setup-xla.sh` and run this with `.venv-xla/bin/python -m fuzz ...` "
+                "(docs/xla.md)" if b.requires == "torch_xla" else "")
+        raise BackendError(f"backend {name!r} needs {b.requires}, which this Python does not have;{hint}")
+    if b.devices is not None and devices.device_type(device) not in b.devices:
+        raise BackendError(f"backend {name!r} runs on {', '.join(b.devices)} only (PJRT_DEVICE picks the XLA "
+                           f"device); leave --device at {b.devices[0]}")
+    if b.custom:
+        resolve(name)
 
 
 def resolve(name: str):
     """The `backend=` argument for torch.compile, or BackendError."""
-    if name in LOADERS:
-        try:
-            return LOADERS[name]()
-        except ImportError as e:
-            raise BackendError(f"backend {name!r} needs a package that is not installed: {e}") from None
-    if ":" in name:
-        mod, _, attr = name.partition(":")
-        try:
-            obj = getattr(importlib.import_module(mod), attr)
-        except (ImportError, AttributeError) as e:
-            raise BackendError(f"backend {name!r}: cannot load {attr!r} from {mod!r} ({e})") from None
-        if not callable(obj):
-            raise BackendError(f"backend {name!r} is not callable")
-        return obj
-    raise BackendError(f"unknown backend {name!r}; use one of {sorted(LOADERS)} or module:attr")
+    b = backend(name)
+    if b.kind != "compiled":
+        raise BackendError(f"backend {name!r} judges {b.kind} programs, not torch.compile")
+    if not b.custom:
+        if b.requires:
+            try:
+                importlib.import_module(b.requires)  # registers its Dynamo backend
+            except ImportError as e:
+                raise BackendError(f"backend {name!r} needs a package that is not installed: {e}") from None
+        return name
+    mod, _, attr = name.partition(":")
+    try:
+        obj = getattr(importlib.import_module(mod), attr)
+    except (ImportError, AttributeError) as e:
+        raise BackendError(f"backend {name!r}: cannot load {attr!r} from {mod!r} ({e})") from None
+    if not callable(obj):
+        raise BackendError(f"backend {name!r} is not callable")
+    return obj
 
 
 def known_inductor_options(options: dict) -> dict:
@@ -97,7 +147,7 @@ def compile_kwargs(settings: RunSettings) -> dict:
     for inductor mode or options (known to this torch); a ModeOptions value
     stands for both. compile_program evaluates it, codegen renders it."""
     kw: dict = {"dynamic": settings.dynamic}
-    if settings.backend == "inductor":
+    if backend(settings.backend).inductor:
         options = known_inductor_options(settings.options or {})
         if settings.mode and options:
             kw["options"] = ModeOptions(settings.mode, settings.dynamic, options)

@@ -58,7 +58,7 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
         t = time.perf_counter()
         try:
             actual = compiled(*inputs)
-            if device.startswith("cuda"):
+            if torch.device(device).type == "cuda":
                 torch.cuda.synchronize()  # a kernel's asynchronous error surfaces as this call's
         except Exception as e:
             compiled_error = e

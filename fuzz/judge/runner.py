@@ -19,7 +19,7 @@ from fuzz.judge.compare import compare_outputs
 from fuzz.judge.poison import judge_twice
 from fuzz.judge.verdict import COMPARE_OUTCOME, Outcome, Stage, Verdict, error_verdict, exception_chain
 from fuzz.program.interp import load
-from fuzz.program.ir import Program
+from fuzz.program.ir import Program, ProgramError
 from fuzz.program.typecheck import typecheck
 
 _prepared = False
@@ -110,3 +110,15 @@ def run_case(p: Program, *, rerun: bool = True, check_strides: bool = False) -> 
     typecheck(p)
     prepare_process()
     return judge_twice(lambda: _run_once(p, check_strides), rerun)
+
+
+def evaluate_dict(d: dict, *, rerun: bool = True, check_strides: bool = False) -> tuple[dict, str | None, dict]:
+    """A campaign worker's judgement of one Program dict: (verdict dict, error,
+    extra). error is "program" (a bad program: an INVALID verdict naming why),
+    "harness" (anything else that kept it from being judged) or None."""
+    try:
+        return run_case(Program.from_dict(d), rerun=rerun, check_strides=check_strides).to_dict(), None, {}
+    except ProgramError as e:
+        return Verdict(outcome=Outcome.INVALID, exc_type="ProgramError", message=str(e)).to_dict(), "program", {}
+    except Exception as e:  # noqa: BLE001 - e.g. an unknown backend: report, keep the worker
+        return error_verdict(Outcome.INVALID, e).to_dict(), "harness", {}

@@ -1,12 +1,14 @@
-"""The two kinds of program shapefuzz judges, told apart by their JSON:
+"""The kinds of program shapefuzz judges, each implementing one protocol
+(fuzz/kinds/base.py ProgramKind) once:
 
-- Program (fuzz/ir.py): one function compiled by torch.compile and called over
-  a size schedule (Inductor, aot_eager, openxla, ...);
-- StepProgram (fuzz/xla/steps.py): lazy-tensor step sequences with sync points
-  for torch_xla; its JSON has "blocks".
+- compiled (compiled.py): one function compiled by torch.compile and called
+  over a size schedule (Inductor, aot_eager, openxla, ...);
+- steps (steps.py): torch_xla lazy-tensor step sequences with sync points.
 
-Corpus, replay, shrink and the campaign load programs through here, so an
-entry of either kind goes through the same machinery. Imports no torch.
+Replay, the pytest plugin, the campaign and the CLI ask the kind of a
+program (kind_of) for whatever differs; none of them asks which kind it is.
+Loading a program from JSON is fuzz/program/loading.py (the corpus needs it
+and nothing above it). Imports no torch.
 """
 
 from __future__ import annotations
@@ -15,53 +17,33 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fuzz.program.ir import Program, ProgramError
+from fuzz.kinds.base import ProgramKind
+from fuzz.kinds.compiled import CompiledKind
+from fuzz.kinds.steps import StepKind
+from fuzz.program.loading import kind_name, load_program, repro_source, unwrap_case
+
+KINDS: dict[str, ProgramKind] = {k.name: k for k in (CompiledKind(), StepKind())}
+
+__all__ = ["KINDS", "ProgramKind", "kind_of", "kind_of_file", "load_program", "named", "repro_source",
+           "unwrap_case"]
 
 
-def is_step_program(d: Any) -> bool:
-    """Whether a program, or its dict, is a torch_xla StepProgram."""
-    return ("blocks" in d) if isinstance(d, dict) else hasattr(d, "blocks")
+def named(name: str) -> ProgramKind:
+    return KINDS[name]
 
 
-def unwrap_case(d: Any) -> Any:
-    """A case file holds a program, or {"program": ..., "verdict": ...}."""
-    if isinstance(d, dict) and "program" in d and "schema" not in d:
-        return d["program"]
-    return d
+def kind_of(p: Any) -> ProgramKind:
+    """The kind of a program, or of its JSON object."""
+    return KINDS[kind_name(p)]
 
 
-def is_step_file(path) -> bool:
-    """Whether a case file or corpus entry directory holds a StepProgram;
-    False when it cannot be read (the command's own loading reports why)."""
+def kind_of_file(path) -> ProgramKind | None:
+    """The kind of a case file or corpus entry directory; None when it cannot
+    be read (the command's own loading reports why)."""
     path = Path(path)
     try:
         d = json.loads((path / "program.json" if path.is_dir() else path).read_text())
     except (OSError, ValueError):
-        return False
-    return is_step_program(unwrap_case(d))
-
-
-def load_program(d: Any):
-    """A Program or StepProgram from its dict, validated; ProgramError if bad."""
-    if not isinstance(d, dict):
-        raise ProgramError("a program must be a JSON object")
-    if is_step_program(d):
-        from fuzz.program.step_ir import StepProgram
-
-        return StepProgram.from_dict(d)
-    p = Program.from_dict(d)
-    from fuzz.program.typecheck import typecheck  # lazy: pulls in the op database
-
-    typecheck(p)
-    return p
-
-
-def repro_source(p, title: str = "") -> str:
-    """The standalone repro.py of either kind."""
-    if is_step_program(p):
-        from fuzz.program.step_codegen import step_repro_source
-
-        return step_repro_source(p, title)
-    from fuzz.program.codegen import repro_source as program_repro
-
-    return program_repro(p, title)
+        return None
+    d = unwrap_case(d)
+    return kind_of(d) if isinstance(d, dict) else None

@@ -15,12 +15,11 @@ import json
 
 from fuzz.judge import compare as _compare
 from fuzz.judge import loop as _loop
-from fuzz.judge.backends import ModeOptions, compile_kwargs
+from fuzz.judge.backends import ModeOptions, backend, compile_kwargs
 from fuzz.program.ir import Program
 from fuzz.program.opdb import OPS
 from fuzz.program.typecheck import typecheck
 
-BUILTIN_BACKENDS = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor", "openxla")
 
 
 def _dims(shape) -> str:
@@ -116,14 +115,8 @@ def module_source(p: Program) -> str:
 def compile_call(p: Program) -> tuple[list[str], str]:
     """(import lines, the torch.compile(...) expression) for p's settings."""
     s = p.settings
-    imports = ["import torch_xla"] if s.backend == "openxla" else []  # registers the openxla backend
-    if s.backend in BUILTIN_BACKENDS:
-        backend = repr(s.backend)
-    else:
-        mod, _, attr = s.backend.partition(":")
-        imports.append("import importlib")
-        backend = f"getattr(importlib.import_module({mod!r}), {attr!r})"
-    kw = [f"backend={backend}"] + [f"{k}={v.source() if isinstance(v, ModeOptions) else repr(v)}"
+    imports, backend_expr = backend(s.backend).repro_backend()
+    kw = [f"backend={backend_expr}"] + [f"{k}={v.source() if isinstance(v, ModeOptions) else repr(v)}"
                                    for k, v in compile_kwargs(s).items()]
     return imports, f"torch.compile(program, {', '.join(kw)})"
 

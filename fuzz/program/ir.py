@@ -66,6 +66,18 @@ class Program:
             return len(v)
         return 1
 
+    def op_classes(self) -> str:
+        """The op families it uses, comma-joined: what a value finding's signature names."""
+        from fuzz.program.opdb import OPS  # lazy: the op database pulls in hypothesis
+
+        fams = {OPS[c.op].family if c.op in OPS else f"?{c.op}" for c in self.ops}
+        return ",".join(sorted(fams)) or "-"
+
+    def device_type(self) -> str:
+        from fuzz.devices import device_type
+
+        return device_type(self.settings.device)
+
     def sizes_at(self, call: int) -> dict:
         return {k: v[call] for k, v in self.sizes.items()}
 

@@ -204,6 +204,15 @@ class StepProgram:
     settings: XlaSettings = field(default_factory=XlaSettings)
     schema: int = SCHEMA_VERSION
 
+    def op_classes(self) -> str:
+        """The kinds of the ops that write, comma-joined: what a value finding's signature
+        names (creations, syncs and reads are in every program)."""
+        kinds = {OPS[s.op].kind if s.op in OPS else f"?{s.op}" for _, s in self.steps()}
+        return ",".join(sorted(kinds - {"create", "sync", "observe"})) or "-"
+
+    def device_type(self) -> str:
+        return "xla"
+
     def steps(self):
         """(block index, step) in program order, each block once."""
         for i, b in enumerate(self.blocks):

@@ -1,0 +1,155 @@
+"""Judging in a fresh process, and reading a process that died.
+
+`judge_in_subprocess` runs `python -m fuzz check PROGRAM --json` in a new
+process group: a child killed by a signal becomes a CRASH verdict, one past
+its time limit a HANG verdict, as the worker pool reports them. Replay, the
+pytest corpus plugin and the compiled kind's isolated judging use it; the
+worker pool shares the crash reading (faulthandler stacks, signal names).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from contextlib import suppress
+from pathlib import Path
+
+from fuzz.judge.verdict import Outcome, Stage, Verdict
+
+_TAIL = 20
+_ROOT = Path(__file__).resolve().parents[2]  # holds the fuzz package
+
+
+class JudgeError(Exception):
+    """A program could not be judged in a fresh process; the message says why."""
+
+
+def child_env(cache_dir: str | None) -> dict:
+    env = dict(os.environ)
+    paths = [str(_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    env["PYTHONPATH"] = os.pathsep.join(paths)  # custom module:attr backends, and `-m fuzz`
+    if cache_dir:
+        env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def run_command(cmd: list, *, timeout: float, env: dict, cwd) -> tuple[int | None, str, str]:
+    """(returncode or None on timeout, stdout, stderr). The child leads its own
+    process group; on timeout the whole group is killed."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            text=True, errors="replace", env=env, cwd=str(cwd), start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return proc.returncode, out, err
+    except subprocess.TimeoutExpired:
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = "", ""
+        return None, out or "", err or ""
+
+
+def tail(text: str, n: int = _TAIL) -> str:
+    lines = [ln for ln in (text or "").splitlines() if ln.strip()]
+    return "\n".join(lines[-n:])
+
+
+
+def _parse_json_object(out: str) -> dict | None:
+    dec = json.JSONDecoder()
+    for i, ch in enumerate(out):
+        if ch == "{" and (i == 0 or out[i - 1] == "\n"):
+            try:
+                obj, _ = dec.raw_decode(out[i:])
+            except json.JSONDecodeError:
+                continue
+            if isinstance(obj, dict) and "outcome" in obj:
+                return obj
+    return None
+
+
+def judge_in_subprocess(program_path, *, timeout: float = 600.0, python: str | None = None,
+                        cache_dir: str | None = None) -> Verdict:
+    """The verdict of `python -m fuzz check PROGRAM --json`, run in a fresh
+    process. A child killed by a signal is a CRASH verdict, one past the time
+    limit a HANG verdict (as the worker pool reports them); anything else
+    that yields no verdict raises JudgeError."""
+    cmd = [python or sys.executable, "-X", "faulthandler", "-m", "fuzz", "check", str(program_path), "--json"]
+    start = time.monotonic()
+    rc, out, err = run_command(cmd, timeout=timeout, env=child_env(cache_dir), cwd=_ROOT)
+    if rc is None:
+        return Verdict(outcome=Outcome.HANG, stage=Stage.PROCESS, seconds=time.monotonic() - start,
+                       message=f"no verdict within the time limit ({timeout:g} s); worker killed")
+    if rc < 0:
+        frames, rest = faulthandler_frames(err.splitlines())
+        name = signal_name(-rc)
+        head = f"worker killed by signal {-rc} ({name})"
+        tail = "\n".join(rest[-40:])
+        return Verdict(outcome=Outcome.CRASH, stage=Stage.PROCESS, exc_type=name, frames=frames,
+                       message=f"{head}\n--- worker stderr, last lines ---\n{tail}" if tail else head,
+                       seconds=time.monotonic() - start)
+    d = _parse_json_object(out) if rc in (0, 1, 2) else None
+    if d is None:
+        raise JudgeError(f"re-judging the program failed (exit {rc}): {tail(err, 8) or tail(out, 8)}")
+    try:
+        return Verdict.from_dict(d)
+    except (KeyError, TypeError, ValueError) as e:
+        raise JudgeError(f"re-judging the program gave an unreadable verdict: {e}") from None
+
+
+_THREAD = re.compile(r"^(?:Current thread|Thread) 0x[0-9a-fA-F]+")
+_FRAME = re.compile(r'^\s+File "(.*)", line (\d+) in (.+?)\s*$')
+
+
+def faulthandler_frames(lines: list[str]) -> tuple[list[str], list[str]]:
+    """Split a worker's stderr into the stack of its main thread from a
+    faulthandler dump ("file:line:function", innermost last, as in
+    Verdict.frames) and the other lines (what the process itself printed:
+    the stacks, most recent call first, would push the innermost frames out
+    of a tail)."""
+    blocks, rest, cur = [], [], None
+    for ln in lines:
+        if _THREAD.match(ln):
+            cur = []
+            blocks.append(cur)
+            continue
+        m = _FRAME.match(ln) if cur is not None else None
+        if m:
+            cur.append(f"{_short(m.group(1))}:{m.group(2)}:{m.group(3)}")
+            continue
+        if ln.strip():
+            cur = None
+        if ln.strip() and not ln.startswith("Extension modules:"):
+            rest.append(ln)
+    main = [b for b in blocks if any(f.endswith(":_worker_main") for f in b)] or blocks
+    return (list(reversed(main[-1]))[-30:] if main else []), rest
+
+
+def withtail(head: str, tail: str) -> str:
+    return f"{head}\n--- worker stderr, last lines ---\n{tail}" if tail else head
+
+
+def _short(path: str) -> str:
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    return path
+
+
+def signal_name(n: int) -> str:
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"signal {n}"
+
+
+
