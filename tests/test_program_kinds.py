@@ -9,7 +9,7 @@ import pytest
 
 from fuzz.findings.corpus import Corpus
 from fuzz.program.ir import ProgramError
-from fuzz.kinds import is_step_program, load_program
+from fuzz.kinds import KINDS, ProgramKind, kind_of, load_program
 from fuzz.findings.signature import signature
 from fuzz.judge.verdict import Outcome, Stage, Verdict
 from fuzz.program.step_ir import Block, Step, StepProgram
@@ -37,8 +37,8 @@ def divergence() -> Verdict:
 
 def test_load_program_tells_the_kinds_apart():
     p, q = steps_program(), program()
-    assert is_step_program(p.to_dict()) and is_step_program(p)
-    assert not is_step_program(q.to_dict()) and not is_step_program(q)
+    assert kind_of(p.to_dict()).name == kind_of(p).name == "steps"
+    assert kind_of(q.to_dict()).name == kind_of(q).name == "compiled"
     assert isinstance(load_program(p.to_dict()), StepProgram)
     assert load_program(q.to_dict()).to_dict() == q.to_dict()
     with pytest.raises(ProgramError):
@@ -83,11 +83,33 @@ def test_triage_of_a_step_entry_is_refused_clearly(tmp_path):
     assert r.returncode == 2 and "torch_xla step-program entry" in r.stderr
 
 
-def test_check_refuses_a_step_case_in_commands_for_compiled_programs(tmp_path):
+def test_commands_take_either_kind_and_refuse_what_does_not_apply(tmp_path):
     case = tmp_path / "steps.json"
     case.write_text(steps_program().to_json())
     r = shapefuzz("repro", str(case))
-    assert r.returncode == 2 and "step program" in r.stderr
+    assert r.returncode == 0 and "import torch_xla" in r.stdout
+    r = shapefuzz("repro", str(case), "--device", "cuda")
+    assert r.returncode == 2 and "step program" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_every_kind_implements_the_whole_protocol():
+    """A method a kind leaves to ProgramKind's NotImplementedError is a hole
+    some command would fall into."""
+    abstract = {name for name, f in vars(ProgramKind).items() if callable(f) and _raises_not_implemented(f)}
+    assert abstract >= {"load", "repro_source", "judge", "judge_isolated", "evaluate", "strategy", "render_report",
+                        "runs_on", "shrink_entry", "shrink_case"}
+    for kind in KINDS.values():
+        missing = sorted(n for n in abstract if getattr(type(kind), n) is getattr(ProgramKind, n))
+        assert not missing, f"{kind.name} does not implement {missing}"
+
+
+def _raises_not_implemented(f) -> bool:
+    import inspect
+
+    try:
+        return "raise NotImplementedError" in inspect.getsource(f)
+    except (OSError, TypeError):
+        return False
 
 
 @pytest.mark.skipif(not NO_XLA, reason="checks replay where torch_xla is missing")

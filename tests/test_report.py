@@ -12,7 +12,8 @@ import fuzz.findings.report as report_mod
 from fuzz.findings.corpus import Corpus
 from fuzz.program.ir import RunSettings
 from fuzz.cli.report import add_parser as add_report_parser
-from fuzz.findings.report import render_report, report_entry, report_title
+from fuzz.findings.report import report_title
+from fuzz.kinds import render_report, report_entry
 from fuzz.judge.runner import run_case
 from fuzz.findings.signature import signature
 from fuzz.findings.triage import triage_entry

@@ -18,7 +18,7 @@ def add_parser(subparsers):
 
 def cmd(args) -> int:
     from fuzz.findings.corpus import CorpusError
-    from fuzz.findings.report import render_report, report_entry
+    from fuzz.kinds import render_report, report_entry
 
     try:
         text = report_entry(args.entry) if args.write else render_report(args.entry)

@@ -19,7 +19,6 @@ is a custom `module:attr` backend, which the repro must import by name.
 from __future__ import annotations
 
 import functools
-import os
 import re
 import subprocess
 import sys
@@ -502,14 +501,6 @@ def _repro_text(entry) -> str:
     return src
 
 
-def _load_entry(entry):
-    if isinstance(entry, (str, Path)):
-        from fuzz.findings.corpus import Corpus
-
-        return Corpus(Path(entry).parent).load(entry)
-    return entry
-
-
 def _fence(text: str, lang: str = "") -> str:
     ticks = "```"
     while ticks in text:
@@ -517,30 +508,26 @@ def _fence(text: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
 
 
-def render_report(entry) -> str:
-    """Issue-ready markdown for a corpus Entry (or an entry directory), in the
-    layout its program kind's upstream project uses."""
-    from fuzz.kinds import kind_of
-
-    entry = _load_entry(entry)
-    return kind_of(entry.program).render_report(entry)
-
-
-def render_compiled(entry) -> str:
-    """The PyTorch bug-report layout for a torch.compile entry."""
+def compiled_parts(entry) -> dict:
+    """The pieces of a torch.compile entry's report, laid out by render_compiled
+    (PyTorch's template) or report_xla.render_openxla (PyTorch/XLA's)."""
     from fuzz.findings.triage import load_ablation
 
     p, v = entry.program, entry.verdict
     doc = load_ablation(entry.path)
     summary = doc.get("summary") if doc else None
-    title = report_title(p, v, summary)
-    description = describe(p, v, summary)
-    repro = _repro_text(entry)
-    observed = observed_expected(p, v)
-    log = error_log(v)
     env_text, env_note = environment_text(entry.env)
-    if _backend_row(p).component == "torch_xla":
-        return _render_xla(title, description, repro, observed, log, doc, env_text, env_note, entry.env)
+    return dict(title=report_title(p, v, summary), description=describe(p, v, summary), repro=_repro_text(entry),
+                observed=observed_expected(p, v), log=error_log(v), doc=doc, env_text=env_text, env_note=env_note,
+                env=entry.env)
+
+
+def render_compiled(entry) -> str:
+    """The PyTorch bug-report layout for a torch.compile entry."""
+    k = compiled_parts(entry)
+    title, description, repro, observed, log, doc = (k[n] for n in ("title", "description", "repro", "observed",
+                                                                    "log", "doc"))
+    env_text, env_note = k["env_text"], k["env_note"]
     parts = [f"# {title}", "", "### 🐛 Describe the bug", "", description, "", "Minimal repro:", "",
              _fence(repro, "python"), "", "#### Observed vs expected", "", observed, ""]
     if doc:
@@ -553,108 +540,3 @@ def render_compiled(entry) -> str:
         parts += [env_note, ""]
     parts += [_fence(env_text), ""]
     return "\n".join(parts)
-
-
-def _render_xla(title, description, repro, observed, log, doc, env_text, env_note, env) -> str:
-    obs, _, expected = observed.partition("\nExpected: ")
-    parts = [f"# {title}", "", "## 🐛 Bug", "", description, "", "## To Reproduce", "",
-             "Run the script below (it exits 1 while the bug stands):", "", _fence(repro, "python"), "",
-             obs.strip(), ""]
-    if log:
-        parts += [_fence(log), ""]
-    parts += ["## Expected behavior", "", ("Expected: " + expected.strip()) if expected else
-              "The same result as eager on CPU.", "", "## Environment", "",
-              f" - reproducible on XLA backend [CPU/TPU/CUDA]: {env.get('gpu') and 'CUDA' or 'CPU'}",
-              f" - torch_xla version: {env.get('torch_xla') or 'unknown'}",
-              f" - torch version: {env.get('torch') or 'unknown'}", ""]
-    if env_note:
-        parts += [env_note, ""]
-    parts += [_fence(env_text), "", "## Additional context", ""]
-    parts += [ablation_table(doc), ""] if doc else ["None.", ""]
-    return "\n".join(parts)
-
-
-_STEP_KIND_PHRASE = {"inplace": "in-place ops", "setitem": "slice assignment", "view": "views",
-                     "pointwise": "out-of-place ops", "donate": "explicit buffer donation"}
-
-
-def _steps_title(p, v: Verdict) -> str:
-    kinds = [_STEP_KIND_PHRASE[k] for k in _STEP_KIND_PHRASE if any(
-        _step_kind(s.op) == k for _, s in p.steps())]
-    what = ", ".join(kinds[:3]) or "ops"
-    syncs = sum(_step_kind(s.op) == "sync" for _, s in p.steps())
-    return scrub(f"[torch_xla] {what} and {syncs} sync point{'s' * (syncs != 1)}: "
-                 f"XLA {_symptom(v)} where eager on CPU does not")
-
-
-def _step_kind(op: str) -> str:
-    from fuzz.program.step_ir import OPS
-
-    return OPS[op].kind if op in OPS else ""
-
-
-def _steps_description(p, v: Verdict) -> str:
-    n = sum(len(b.steps) for b in p.blocks)
-    loops = [b for b in p.blocks if b.repeat > 1]
-    text = (f"A straight-line program of {n} lazy-tensor steps on the XLA device (dtype {p.dtype}), cut into graphs "
-            "by `torch_xla.sync()` / `xm.mark_step()`")
-    if loops:
-        text += f", {len(loops)} block{'s' * (len(loops) > 1)} of it repeated so that cached executables are reused"
-        if any(b.sizes for b in loops):
-            text += " (with sizes changing between repetitions)"
-    text += ", gives a different result on XLA than the same program run eagerly on CPU. "
-    if v.outcome is Outcome.COMPILED_ERROR:
-        text += f"XLA {_symptom(v)}; eager runs it to the end."
-    else:
-        text += (f"The first disagreement is at {v.where or 'an observation'}; the script prints every observed "
-                 "value with the expected (eager) one.")
-    env = p.settings.env()
-    if env:
-        text += " It needs " + ", ".join(f"`{k}={val}`" for k, val in sorted(env.items())) + " (set by the script)."
-    if p.settings.donor_config:
-        text += " It enables the buffer-donor config (`_xla_set_enable_alias_with_buffer_donor_config(True)`)."
-    nums = v.numbers or {}
-    counts = {k: nums[k] for k in ("compiles", "cached_compiles", "executes") if k in nums}
-    if counts:
-        text += " torch_xla metrics for the XLA run: " + ", ".join(f"{k} {val}" for k, val in counts.items()) + "."
-    return scrub(text)
-
-
-def render_steps(entry) -> str:
-    """The PyTorch/XLA issue layout for a step-program entry."""
-    p, v = entry.program, entry.verdict
-    env_text, env_note = environment_text(entry.env)
-    repro = _repro_text(entry).replace("Repro: torch.compile vs eager over a size schedule",
-                                       "Repro: a torch_xla lazy-tensor sequence vs eager on CPU")
-    nums = v.numbers or {}
-    parts = [f"# {_steps_title(p, v)}", "", "## 🐛 Bug", "", _steps_description(p, v), "", "## To Reproduce", "",
-             "Run the script below with `PJRT_DEVICE=CPU` (it exits 1 while the bug stands):", "",
-             _fence(repro, "python"), ""]
-    log = error_log(v)
-    if log:
-        parts += [_fence(log), ""]
-    elif "max_abs" in nums:
-        parts += [f"Observed: at {v.where}, max abs error {_fmt(nums['max_abs'])}"
-                  + (f"; against a float64 run: XLA {_fmt(nums['compiled_vs_fp64'])}, eager "
-                     f"{_fmt(nums['eager_vs_fp64'])}" if "compiled_vs_fp64" in nums else "") + ".", ""]
-    elif "mismatched" in nums:
-        parts += [f"Observed: at {v.where}, {nums['mismatched']} of {nums.get('numel', '?')} elements differ.", ""]
-    parts += ["## Expected behavior", "", "Every observed value equals eager's on CPU, and no error is raised.", "",
-              "## Environment", "",
-              f" - Reproducible on XLA backend [CPU/TPU/CUDA]: {os.environ.get('PJRT_DEVICE', 'CPU')}",
-              f" - torch_xla version: {entry.env.get('torch_xla') or 'unknown'}",
-              f" - torch version: {entry.env.get('torch') or 'unknown'}", ""]
-    if env_note:
-        parts += [env_note, ""]
-    parts += [_fence(env_text), ""]
-    return "\n".join(parts)
-
-
-def report_entry(entry_dir) -> str:
-    """Render the entry's report and write it as report.md (atomically); returns it."""
-    from fuzz.findings.triage import write_atomic
-
-    text = render_report(entry_dir)
-    write_atomic(Path(entry_dir) / "report.md", text)
-    return text
-

@@ -24,8 +24,8 @@ from fuzz.program.loading import kind_name, load_program, repro_source, unwrap_c
 
 KINDS: dict[str, ProgramKind] = {k.name: k for k in (CompiledKind(), StepKind())}
 
-__all__ = ["KINDS", "ProgramKind", "kind_of", "kind_of_file", "load_program", "named", "repro_source",
-           "unwrap_case"]
+__all__ = ["KINDS", "ProgramKind", "kind_of", "kind_of_file", "load_program", "named", "render_report",
+           "report_entry", "repro_source", "unwrap_case"]
 
 
 def named(name: str) -> ProgramKind:
@@ -47,3 +47,22 @@ def kind_of_file(path) -> ProgramKind | None:
         return None
     d = unwrap_case(d)
     return kind_of(d) if isinstance(d, dict) else None
+
+
+def render_report(entry) -> str:
+    """Issue-ready markdown for a corpus Entry (or an entry directory), in the
+    layout of the upstream project its kind reports to."""
+    if isinstance(entry, (str, Path)):
+        from fuzz.findings.corpus import Corpus
+
+        entry = Corpus(Path(entry).parent).load(entry)
+    return kind_of(entry.program).render_report(entry)
+
+
+def report_entry(entry_dir) -> str:
+    """Render the entry's report and write it as report.md (atomically); returns it."""
+    from fuzz.files import write_atomic
+
+    text = render_report(entry_dir)
+    write_atomic(Path(entry_dir) / "report.md", text)
+    return text

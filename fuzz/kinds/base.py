@@ -89,3 +89,14 @@ class ProgramKind:
         raise NotImplementedError
 
     triage: str | None = None  # why `shapefuzz triage` cannot ablate this kind, or None when it can
+
+    # -- shrinking (fuzz/findings/shrink_engine.py with the kind's passes) -------------------
+    shrink_options: frozenset = frozenset()  # the kind-specific options of `shapefuzz shrink` it takes
+
+    def shrink_entry(self, entry_dir, *, time_budget: float, reruns: int, write: bool, **options):
+        """Shrink a corpus entry with its signature pinned; rewrite it (write) through the corpus."""
+        raise NotImplementedError
+
+    def shrink_case(self, p, *, time_budget: float, timeout: float, **options):
+        """Judge p, pin its signature and shrink it; ValueError when p is not a finding."""
+        raise NotImplementedError

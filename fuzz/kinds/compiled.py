@@ -84,6 +84,12 @@ class CompiledKind(ProgramKind):
 
 
     def render_report(self, entry) -> str:
+        from fuzz.judge.backends import backend
+
+        if backend(entry.program.settings.backend).component == "torch_xla":  # PyTorch/XLA's issue layout
+            from fuzz.findings.report_xla import render_openxla
+
+            return render_openxla(entry)
         from fuzz.findings.report import render_compiled
 
         return render_compiled(entry)

@@ -84,7 +84,7 @@ class StepKind(ProgramKind):
         return known_issue(v)
 
     def render_report(self, entry) -> str:
-        from fuzz.findings.report import render_steps
+        from fuzz.findings.report_xla import render_steps
 
         return render_steps(entry)
 

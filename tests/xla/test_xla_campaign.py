@@ -14,7 +14,7 @@ pytest.importorskip("torch_xla")
 
 from fuzz.findings.corpus import Corpus  # noqa: E402
 from fuzz.findings.replay import replay_entry  # noqa: E402
-from fuzz.findings.report import render_report  # noqa: E402
+from fuzz.kinds import render_report  # noqa: E402
 from fuzz.findings.signature import signature  # noqa: E402
 from fuzz.judge.verdict import Outcome  # noqa: E402
 from fuzz.xla import worker  # noqa: E402
