@@ -1,7 +1,7 @@
 """Compile settings as part of the program: torch.compile modes and Inductor
 config flags that change the generated code for dynamic shapes. The menus are
 data; keys missing from the installed torch are dropped when compiling
-(fuzz/backends.py), so a menu can name flags of newer releases.
+(fuzz/judge/backends.py), so a menu can name flags of newer releases.
 
 Flags that are promises by the user are left out: `assume_aligned_inputs`
 with our storage-offset inputs made misaligned-address "findings" that were

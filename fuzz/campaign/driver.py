@@ -1,6 +1,6 @@
 """The fuzz campaign: generate programs in this process, judge them in
 sandboxed workers (or in-process), bucket findings by signature, record new
-ones in the corpus, and keep resumable state (fuzz/state.py)."""
+ones in the corpus, and keep resumable state (fuzz/campaign/state.py)."""
 
 from __future__ import annotations
 

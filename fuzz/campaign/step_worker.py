@@ -1,4 +1,4 @@
-"""Judging step programs inside a campaign worker (fuzz/workers.py).
+"""Judging step programs inside a campaign worker (fuzz/campaign/workers.py).
 
 Cases run one after another in the worker's process, so graphs compiled by
 earlier cases stay cached: that is how cross-case cache bugs show up, and it
@@ -9,7 +9,7 @@ steps concatenated into one program, `steps.concat`). The program that
 reproduced replaces the case's program; one that never reproduces becomes a
 FLAKY verdict (not a finding), its first summary kept in the message.
 
-SHAPEFUZZ_XLA_FAULT plants a fault (fuzz/xla/backend.py FAULTS) in every run,
+SHAPEFUZZ_XLA_FAULT plants a fault (fuzz/judge/steps.py FAULTS) in every run,
 fresh ones included: for testing the campaign, never for real runs.
 """
 

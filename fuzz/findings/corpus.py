@@ -61,7 +61,7 @@ class CorpusError(Exception):
 class Entry:
     path: Path
     signature: Signature
-    program: Program  # or a torch_xla StepProgram (fuzz/programs.py)
+    program: Program  # or a torch_xla StepProgram (fuzz/program/loading.py)
     verdict: Verdict
     env: dict
     meta: dict

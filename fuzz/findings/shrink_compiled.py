@@ -27,7 +27,7 @@ Passes (in order, each resumed at its position after an accepted step):
   names      rename values to x0.., v0.. (cosmetic; last)
 
 Value outcomes (divergence, input mutation, ...) carry no message, so their
-signature includes the set of op families of the program (fuzz/signature.py).
+signature includes the set of op families of the program (fuzz/findings/signature.py).
 Pinning the key therefore keeps one op per family of the original. With
 `relax_families=True` a candidate also counts when its families are a
 non-empty subset of the original's (everything else in the signature equal):

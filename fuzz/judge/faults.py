@@ -1,5 +1,5 @@
 """Fault-injection torch.compile backends, to test the worker sandbox
-(fuzz/workers.py). Use them as `fuzz.judge.faults:NAME`. Each runs the graph eagerly
+(fuzz/campaign/workers.py). Use them as `fuzz.judge.faults:NAME`. Each runs the graph eagerly
 (like the "eager" backend) unless an input dim exceeds THRESHOLD at run time;
 then it misbehaves the way a broken compiler can: it kills its process, hangs,
 runs out of memory, reports a poisoned CUDA context (cuda_error, a message

@@ -22,6 +22,24 @@ class ProgramError(ValueError):
     """A program (or its JSON) is malformed, of another schema, or invalid."""
 
 
+class JsonForm:
+    """The JSON round trip of a program dataclass; `from_dict` validates."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self, **kw) -> str:
+        return json.dumps(self.to_dict(), **kw)
+
+    @classmethod
+    def from_json(cls, text: str):
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ProgramError(f"not valid JSON: {e}") from None
+        return cls.from_dict(d)
+
+
 @dataclass
 class TensorInput:
     name: str
@@ -51,7 +69,7 @@ class RunSettings:
 
 
 @dataclass
-class Program:
+class Program(JsonForm):
     sizes: dict  # symbol -> list of sizes, one per call of the schedule
     inputs: list  # list[TensorInput]
     ops: list  # list[OpCall]
@@ -84,23 +102,8 @@ class Program:
     def concrete_shape(self, inp: TensorInput, call: int) -> list[int]:
         return [d if isinstance(d, int) else self.sizes[d][call] for d in inp.shape]
 
-    # -- JSON ---------------------------------------------------------------
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def to_json(self, **kw) -> str:
-        return json.dumps(self.to_dict(), **kw)
-
     @staticmethod
     def from_dict(d: Any) -> "Program":
-        return _program_from_dict(d)
-
-    @staticmethod
-    def from_json(text: str) -> "Program":
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ProgramError(f"not valid JSON: {e}") from None
         return _program_from_dict(d)
 
 

@@ -4,7 +4,7 @@
 `steps(dev, sync, mark_step, observe, donate, f64=False)` whose hooks are the
 real torch_xla calls on the XLA device and no-ops on CPU. The backend executes
 exactly this text; `step_repro_source(p)` adds the comparison rule (copied from
-fuzz/compare.py) and a main() that runs eager and XLA and exits 1 on any
+fuzz/judge/compare.py) and a main() that runs eager and XLA and exits 1 on any
 disagreement, so the in-process verdict and the repro cannot drift apart.
 """
 

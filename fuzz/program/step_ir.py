@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from fuzz.program.ir import ProgramError
+from fuzz.program.ir import JsonForm, ProgramError
 
 SCHEMA_VERSION = 1
 # One dtype per program keeps promotion out of the way: these bugs are about
@@ -198,7 +198,7 @@ class XlaSettings:
 
 
 @dataclass
-class StepProgram:
+class StepProgram(JsonForm):
     blocks: list  # list[Block]
     dtype: str = "int64"
     settings: XlaSettings = field(default_factory=XlaSettings)
@@ -219,25 +219,11 @@ class StepProgram:
             for s in b.steps:
                 yield i, s
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def to_json(self, **kw) -> str:
-        return json.dumps(self.to_dict(), **kw)
-
     @staticmethod
     def from_dict(d: Any) -> "StepProgram":
         p = _from_dict(d)
         check(p)
         return p
-
-    @staticmethod
-    def from_json(text: str) -> "StepProgram":
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ProgramError(f"not valid JSON: {e}") from None
-        return StepProgram.from_dict(d)
 
 
 def _fields(cls, d: Any, where: str) -> dict:
