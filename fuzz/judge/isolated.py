@@ -134,7 +134,7 @@ def faulthandler_frames(lines: list[str]) -> tuple[list[str], list[str]]:
     return (list(reversed(main[-1]))[-30:] if main else []), rest
 
 
-def withtail(head: str, tail: str) -> str:
+def with_tail(head: str, tail: str) -> str:
     return f"{head}\n--- worker stderr, last lines ---\n{tail}" if tail else head
 
 
