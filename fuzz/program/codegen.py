@@ -158,7 +158,7 @@ def compare_source() -> str:
 
 
 def loop_source() -> str:
-    return "# The judging loop over the size schedule, as shapefuzz runs it.\n" + _embedded(_loop)
+    return "# The judging loop over the size schedule.\n" + _embedded(_loop)
 
 
 def repro_source(p: Program, title: str = "") -> str:
