@@ -90,4 +90,98 @@ def wrong_on_odd_reflect(gm, example_inputs):
     return run
 
 
-PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_odd_reflect")
+def _targets(gm) -> set:
+    """The callables of the graph's call_function / call_method nodes, by name
+    (torch.mm -> "mm", Tensor.nonzero -> "nonzero")."""
+    names = set()
+    for n in gm.graph.nodes:
+        if n.op == "call_function":
+            names.add(getattr(n.target, "__name__", str(n.target)).split(".")[0])
+        elif n.op == "call_method":
+            names.add(str(n.target))
+    return names
+
+
+_MATRIX = {"mm", "bmm", "matmul", "addmm", "baddbmm", "linear"}
+_DATA = {"nonzero", "masked_select", "unique", "_unique2", "bincount", "item", "tolist", "_local_scalar_dense"}
+
+
+def _when_graph_has(names: set, *, also=lambda gm: True):
+    """A backend that corrupts an output of graphs calling any of `names`."""
+    def backend(gm, example_inputs):
+        if not (_targets(gm) & names and also(gm)):
+            return gm.forward
+
+        def run(*args):
+            return _corrupt_first(gm(*args))
+        return run
+    return backend
+
+
+wrong_after_matmul = _when_graph_has(_MATRIX)
+wrong_after_matmul.__doc__ = "Wrong output element for graphs with a matrix product (mm, bmm, matmul, linear, ...)."
+
+
+wrong_with_data_dependent = _when_graph_has(_DATA)
+wrong_with_data_dependent.__doc__ = ("Wrong output element for graphs that keep a data-dependent op (nonzero, "
+                                     "masked_select, unique, bincount, item/tolist) in the graph: only reachable "
+                                     "with Dynamo's capture_dynamic_output_shape_ops / capture_scalar_outputs.")
+
+
+def wrong_strides(gm, example_inputs):
+    """Right values, wrong layout: an output whose last two dims are both
+    longer than 1 comes back with them swapped in memory."""
+    def run(*args):
+        out = list(gm(*args))
+        for i, t in enumerate(out):
+            if isinstance(t, torch.Tensor) and t.dim() >= 2 and t.shape[-1] > 1 and t.shape[-2] > 1:
+                out[i] = t.transpose(-1, -2).contiguous().transpose(-1, -2)
+                break
+        return tuple(out)
+    return run
+
+
+def _storage(t):
+    return t.untyped_storage().data_ptr()
+
+
+def breaks_on_alias(gm, example_inputs):
+    """Wrong output element when two inputs share storage (inputs that alias
+    each other, which Dynamo must treat as such)."""
+    def run(*args):
+        out = gm(*args)
+        ts = [t for t in _tensors(args) if t.numel() > 0]
+        if len({_storage(t) for t in ts}) < len(ts):
+            return _corrupt_first(out)
+        return out
+    return run
+
+
+_NARROW = {torch.uint8: (0, 255), torch.int8: (-128, 127), torch.int16: (-32768, 32767)}
+
+
+def widens_narrow_ints(gm, example_inputs):
+    """Narrow integers computed wide and saturated back: right until a value
+    wraps around (uint8 250 + 10 gives 255, not 4)."""
+    def run(*args):
+        out = gm(*args)
+        if not any(isinstance(t, torch.Tensor) and t.dtype in _NARROW for t in args):
+            return out
+        wide = [t.long() if isinstance(t, torch.Tensor) and t.dtype in _NARROW else t for t in args]
+        try:
+            again = gm(*wide)
+        except Exception:  # noqa: BLE001 - an op that needs the narrow dtype: keep the right answer
+            return out
+        fixed = []
+        for o, w in zip(out, again):
+            if (isinstance(o, torch.Tensor) and o.dtype in _NARROW and isinstance(w, torch.Tensor)
+                    and w.shape == o.shape and not w.is_floating_point()):
+                lo, hi = _NARROW[o.dtype]
+                o = w.clamp(lo, hi).to(o.dtype)
+            fixed.append(o)
+        return tuple(fixed)
+    return run
+
+
+PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_odd_reflect", "wrong_after_matmul",
+           "wrong_with_data_dependent", "wrong_strides", "breaks_on_alias", "widens_narrow_ints")

@@ -144,10 +144,10 @@ def _draw_op(d, env, order, menu, out, n_inputs):
     if fam is None:
         return None
     spec = _draw_usable(d, menu[fam], lambda o: o in usable[fam])
-    names = [a_name]
-    if spec.arity == 2:
-        names.append(_draw_ref(d, order, n_inputs, ok=lambda n: spec.pair(a, env[n])))
-    args = [env[n] for n in names]
+    names, args = [a_name], [a]
+    while len(names) < spec.arity:
+        names.append(_draw_ref(d, order, n_inputs, ok=lambda n: spec.fits(args, env[n])))
+        args.append(env[names[-1]])
     params = d(spec.params(args))
     reason = spec.check(args, params)
     if reason:

@@ -14,8 +14,9 @@ from ._validate import check_range
 # Simplest first (sampled_from shrinks to the front): 1, then small sizes, then
 # the 0/1 edges Dynamo specialises on, then sizes around vector widths/blocks.
 SIZE_CHOICES = (1, 2, 3, 4, 5, 0, 7, 8, 9, 6, 15, 16, 17, 31, 33)
-# float32 is drawn most and first; the others follow.
-DTYPE_CHOICES = ("float32", "float16", "float32", "bfloat16", "float64", "int32", "int64", "bool", "float32")
+# float32 is drawn most and first; the others follow, the narrow integers last.
+DTYPE_CHOICES = ("float32", "float16", "float32", "bfloat16", "float64", "int32", "int64", "bool", "float32",
+                 "uint8", "int8", "int16")
 RANK_CHOICES = (1, 2, 3, 0, 4, 5)
 LAYOUTS = ("contiguous", "transposed", "offset", "expanded")
 SCALES = (1.0, 10.0, 0.01)

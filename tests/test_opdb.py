@@ -22,7 +22,7 @@ def test_registry_has_the_required_op_set():
 
 @pytest.mark.parametrize("kw,match", [
     (dict(family="nope"), "family"),
-    (dict(arity=3), "arity"),
+    (dict(arity=4), "arity"),
     (dict(arity=2), "pair"),
     (dict(mutates=True), "mutates"),
     (dict(name="not an identifier"), "identifier"),
@@ -51,13 +51,13 @@ def test_every_op_renders_on_a_rank3_float_input():
     for spec in OPS:
         if not spec.applicable(a, [a, b]):
             continue
-        args = [a] + ([b] if spec.arity == 2 else [])
+        args = [a, b, b][: spec.arity]
 
         @settings(max_examples=5, database=None, suppress_health_check=list(HealthCheck))
         @given(spec.params(args))
         def check(p):
             assert spec.check(args, p) is None
-            r = spec.render(["x0", "x1"][: spec.arity], p, args)
+            r = spec.render(["x0", "x1", "x2"][: spec.arity], p, args)
             text = r if isinstance(r, str) else " ".join(r[0]) + r[1]
             assert "x0" in text
             spec.infer(args, p, "v0")

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis.errors import InvalidArgument
 
 from fuzz.program.interp import load
+from fuzz.program import dtypes as D
 from fuzz.program.ir import MARKS
 from fuzz.program.opdb import OPS, PAD_MODES
 from fuzz.program.typecheck import typecheck
@@ -56,7 +57,7 @@ def test_every_op_mode_and_marking_appears():
     assert len(ops) >= 0.8 * len(OPS.ops)
     assert set(modes) == set(PAD_MODES)
     assert set(marks) == set(MARKS)
-    assert len(layouts) == 4 and len(dtypes) == 7
+    assert len(layouts) == 4 and len(dtypes) == len(D.ALL)
     assert {p.settings.dynamic for p in progs} == {None, True, False}
     assert all(p.calls >= 3 for p in progs)
 

@@ -5,12 +5,17 @@ here against torch.result_type."""
 from __future__ import annotations
 
 # Simplest first: strategies draw from this order, so shrinking moves to float32.
-ALL = ("float32", "float16", "bfloat16", "float64", "int32", "int64", "bool")
+# The narrow integers come last: they are drawn less, and shrink away first.
+ALL = ("float32", "float16", "bfloat16", "float64", "int32", "int64", "bool", "uint8", "int8", "int16")
 FLOATING = ("float32", "float16", "bfloat16", "float64")
-INTEGRAL = ("int32", "int64")
+INTEGRAL = ("int32", "int64", "uint8", "int8", "int16")
+NARROW = ("float16", "bfloat16", "uint8", "int8", "int16")
 
-_CATEGORY = {"bool": 0, "int32": 1, "int64": 1, "float16": 2, "bfloat16": 2, "float32": 2, "float64": 2}
-_BITS = {"bool": 1, "int32": 32, "int64": 64, "float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}
+_CATEGORY = {"bool": 0, "uint8": 1, "int8": 1, "int16": 1, "int32": 1, "int64": 1,
+             "float16": 2, "bfloat16": 2, "float32": 2, "float64": 2}
+_BITS = {"bool": 1, "uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64,
+         "float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}
+ITEMSIZE = {dt: max(bits // 8, 1) for dt, bits in _BITS.items()}
 DEFAULT_FLOAT = "float32"
 
 
@@ -32,6 +37,9 @@ def promote(a: str, b: str) -> str:
         return a if ca > cb else b
     if {a, b} == {"float16", "bfloat16"}:
         return "float32"
+    if "uint8" in (a, b) and ca == 1:  # uint8 with a signed int: the next signed type holding both
+        other = b if a == "uint8" else a
+        return "int16" if other == "int8" else other
     return a if _BITS[a] >= _BITS[b] else b
 
 

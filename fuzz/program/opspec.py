@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 
 from fuzz.program.symbolic import Dim, ValueInfo
 
-# Simplest family first: the strategies draw families in this order.
-FAMILIES = ("pointwise", "binary", "pad", "view", "reduction", "cat", "inplace")
+# Simplest family first: the strategies draw families in this order, so a
+# program shrinks towards the earlier ones.
+FAMILIES = ("pointwise", "binary", "pad", "view", "reduction", "cat", "inplace",
+            "matrix", "nn", "scan", "index", "shape", "resample", "data")
 
 Args = list  # list[ValueInfo]
 Params = dict
@@ -38,19 +40,23 @@ class OpSpec:
     check: Callable[[Args, Params], str | None]
     infer: Callable[[Args, Params, str], ValueInfo]
     render: Callable[[list, Params, Args], Any]  # (names, params, arg infos) -> expression, or (statements, result)
-    pair: Callable[[ValueInfo, ValueInfo], bool] | None = None
+    pair: Callable[[ValueInfo, ValueInfo], bool] | None = None  # arity 2: the second operand fits the first
+    third: Callable[[ValueInfo, ValueInfo, ValueInfo], bool] | None = None  # arity 3: the third fits the first two
     guards: Callable[[Args, Params], set] = _no_guards
     mutates: bool = False
     inputs_only: bool = False
+    api: str = ""  # the torch API exercised ("torch.mm", "F.pad"): reports and `shapefuzz ops` name it
     doc: str = ""
 
     def __post_init__(self):
         if self.family not in FAMILIES:
             raise ValueError(f"op {self.name!r}: family {self.family!r} is not one of {FAMILIES}")
-        if self.arity not in (1, 2):
-            raise ValueError(f"op {self.name!r}: arity must be 1 or 2, got {self.arity}")
-        if (self.arity == 2) != (self.pair is not None):
-            raise ValueError(f"op {self.name!r}: set `pair` exactly when arity == 2")
+        if self.arity not in (1, 2, 3):
+            raise ValueError(f"op {self.name!r}: arity must be 1, 2 or 3, got {self.arity}")
+        if (self.arity >= 2) != (self.pair is not None):
+            raise ValueError(f"op {self.name!r}: set `pair` exactly when arity >= 2")
+        if (self.arity == 3) != (self.third is not None):
+            raise ValueError(f"op {self.name!r}: set `third` exactly when arity == 3")
         if self.mutates != (self.family == "inplace"):
             raise ValueError(f"op {self.name!r}: `mutates` must be set exactly for the inplace family")
         if not self.name.isidentifier():
@@ -63,7 +69,19 @@ class OpSpec:
             return False
         if not self.accepts(a):
             return False
-        return self.arity == 1 or any(self.pair(a, b) for b in values)
+        if self.arity == 1:
+            return True
+        seconds = [b for b in values if self.pair(a, b)]
+        return bool(seconds) if self.arity == 2 else any(self.third(a, b, c) for b in seconds for c in values)
+
+    def fits(self, chosen: list, cand: ValueInfo) -> bool:
+        """Whether `cand` may be the next operand after `chosen` (arity >= 2)."""
+        return self.pair(chosen[0], cand) if len(chosen) == 1 else self.third(chosen[0], chosen[1], cand)
+
+    @property
+    def label(self) -> str:
+        """What a report calls it: the torch API, else the op's name."""
+        return self.api or self.name
 
 
 # ---- widths ---------------------------------------------------------------

@@ -72,7 +72,7 @@ def typecheck(p: Program) -> dict[str, ValueInfo]:
             raise ProgramError(f"ops[{i}] {call.op}: applies to program inputs only")
         try:
             reason = spec.check(args, call.params)
-            if reason is None and spec.arity == 2 and not spec.pair(*args):
+            if reason is None and any(not spec.fits(args[:i], args[i]) for i in range(1, spec.arity)):
                 reason = "operands do not fit together"
         except (KeyError, TypeError, IndexError) as e:
             reason = f"malformed params ({type(e).__name__}: {e})"

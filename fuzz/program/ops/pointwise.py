@@ -8,7 +8,7 @@ from fuzz.program import dtypes as D
 from fuzz.program.opspec import (OpSpec, py_literal)
 from fuzz.program.ops.common import OPS
 from fuzz.program.ops.common import (_ANY, _FLOAT, _INTLIKE, _NUMERIC, _all_syms, _clamp_check, _clamp_params, _fresh, _scalar_for)
-from fuzz.program.symbolic import broadcast_shape, broadcastable
+from fuzz.program.symbolic import broadcast_shape, broadcastable, broadcasts_to
 
 # ---- pointwise: unary --------------------------------------------------------
 
@@ -118,8 +118,9 @@ OPS.add(OpSpec(
 
 # ---- pointwise: binary (tensor, tensor) with broadcasting ---------------------
 
-def binary(name, expr, dtypes=_ANY, result=D.promote, pair_ok=None, doc=""):
-    """A pointwise op of two broadcastable tensors."""
+def binary(name, expr, dtypes=_ANY, result=D.promote, pair_ok=None, doc="", render=None, api=""):
+    """A pointwise op of two broadcastable tensors; `render(names, infos)` overrides the
+    expression where the text depends on the dtypes."""
     def ok(a, b):
         return (b.dtype in dtypes and broadcastable(a.shape, b.shape)
                 and (pair_ok is None or pair_ok(a.dtype, b.dtype)))
@@ -140,7 +141,8 @@ def binary(name, expr, dtypes=_ANY, result=D.promote, pair_ok=None, doc=""):
         params=lambda args: st.just({}), check=check,
         infer=lambda args, p, out: _fresh(args[0], out, shape=broadcast_shape(args[0].shape, args[1].shape),
                                           dtype=result(args[0].dtype, args[1].dtype)),
-        render=lambda n, p, i: expr.format(a=n[0], b=n[1]),
+        render=(lambda n, p, i: render(n, i)) if render else (lambda n, p, i: expr.format(a=n[0], b=n[1])),
+        api=api,
         # broadcasting two different tensors relates their sizes: a guard.
         guards=lambda args, p: _all_syms(*args),
         doc=doc or expr.format(a="a", b="b"),
@@ -161,3 +163,65 @@ binary("where", "torch.where({a} > 0, {a}, {b})", _NUMERIC, doc="where(a > 0, a,
 binary("bitwise_xor", "({a} ^ {b})", _INTLIKE)
 
 
+
+
+
+# ---- pointwise with their own promotion or rounding ----------------------------
+
+def _safe(b: str, dt: str) -> str:
+    """An integer divisor with 0 replaced by 1: integer division by zero raises in eager."""
+    return b if D.is_floating(dt) else f"torch.where({b} == 0, 1, {b})"
+
+
+def divlike(name, fn, extra="", result=D.promote):
+    """fn(a, b[, extra]) with the divisor made safe for integer operands."""
+    def render(n, infos):
+        return f"{fn}({n[0]}, {_safe(n[1], D.promote(infos[0].dtype, infos[1].dtype))}{extra})"
+    return binary(name, fn + "({a}, {b}" + extra + ")", _NUMERIC, result=result, render=render, api=fn)
+
+
+divlike("floor_divide", "torch.floor_divide")
+divlike("remainder", "torch.remainder")
+divlike("fmod", "torch.fmod")
+divlike("div_trunc", "torch.div", ", rounding_mode='trunc'")
+divlike("div_floor", "torch.div", ", rounding_mode='floor'")
+_float_result = lambda x, y: D.floating_result(D.promote(x, y))  # noqa: E731
+binary("copysign", "torch.copysign({a}, {b})", _NUMERIC, result=_float_result, api="torch.copysign")
+binary("ldexp", "torch.ldexp({a}, {b})", _NUMERIC, result=_float_result,
+       render=lambda n, i: f"torch.ldexp({n[0]}, {n[1]}.to(torch.int32).clamp(-8, 8))" if not D.is_floating(i[1].dtype)
+       else f"torch.ldexp({n[0]}, {n[1]}.round().clamp(-8, 8))", api="torch.ldexp",
+       doc="ldexp with exponents kept in [-8, 8] (2**large overflows to inf either way)")
+binary("pow_tensor", "torch.pow({a}, {b})", _FLOAT, api="torch.pow",
+       render=lambda n, i: f"torch.pow({n[0]}.abs(), {n[1]})", doc="|a| ** b with a tensor exponent")
+_SHIFTABLE = frozenset(D.INTEGRAL)
+binary("lshift", "({a} << {b})", _SHIFTABLE, render=lambda n, i: f"({n[0]} << ({n[1]} & 3))",
+       api="torch.bitwise_left_shift", doc="a << (b & 3): shift counts stay below every width")
+binary("rshift", "({a} >> {b})", _SHIFTABLE, render=lambda n, i: f"({n[0]} >> ({n[1]} & 3))",
+       api="torch.bitwise_right_shift", doc="a >> (b & 3)")
+binary("masked_fill", "{a}.masked_fill({b} > 0, 2)", _NUMERIC, result=lambda x, y: x,
+       pair_ok=None, api="Tensor.masked_fill",
+       render=lambda n, i: f"{n[0]}.masked_fill({n[1]} > 0, {'2.5' if D.is_floating(i[0].dtype) else '2'})",
+       doc="a.masked_fill(b > 0, v) with a broadcast mask")
+
+
+def _ternary(name, render, api, doc, dtypes=_NUMERIC):
+    """A pointwise op of three broadcastable tensors of one dtype: the result has a's."""
+    def fits2(a, b):
+        return b.dtype == a.dtype and broadcasts_to(b.shape, a.shape)
+
+    def fits3(a, b, c):
+        return fits2(a, c)
+
+    return OPS.add(OpSpec(
+        name=name, family="binary", arity=3, accepts=lambda a: a.dtype in dtypes, pair=fits2, third=fits3,
+        params=lambda args: st.just({}),
+        check=lambda args, p: None if args[0].dtype in dtypes and fits2(*args[:2]) and fits3(*args)
+        else f"{name}: operands must share a's dtype and broadcast to its shape",
+        infer=lambda args, p, out: _fresh(args[0], out), render=lambda n, p, i: render(*n),
+        guards=lambda args, p: _all_syms(*args), api=api, doc=doc))
+
+
+_ternary("clamp_tensor", lambda a, b, c: f"torch.clamp({a}, min={b}, max={c})", "torch.clamp",
+         "clamp with tensor bounds (b may exceed c: max wins, as documented)")
+_ternary("where_cond", lambda a, b, c: f"torch.where({c} > 0, {a}, {b})", "torch.where",
+         "where with a condition from a third tensor", dtypes=_ANY - {"bool"})

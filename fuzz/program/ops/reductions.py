@@ -12,7 +12,8 @@ from fuzz.program.symbolic import Dim, norm_dim
 
 # ---- reductions ----------------------------------------------------------------
 
-def reduction(name, fn, dtypes, result, multi_dim=True, nonempty=False):
+def reduction(name, fn, dtypes, result, multi_dim=True, nonempty=False, allow_all=True, extra=None, api=""):
+    """`extra`: (strategy of more params, render of them as keyword text) for var/std's correction."""
     def dims_of(a, p):
         d = p.get("dim")
         if d is None:
@@ -25,17 +26,22 @@ def reduction(name, fn, dtypes, result, multi_dim=True, nonempty=False):
         options = []
         if ok:
             options.append(st.sampled_from([i - a.rank for i in ok][::-1]))
-        if len(ok) == a.rank:
+        if len(ok) == a.rank and allow_all:
             options.append(st.none())
         if multi_dim and len(ok) >= 2:
             options.append(st.lists(st.sampled_from(ok), min_size=2, max_size=len(ok), unique=True).map(sorted))
-        return st.fixed_dictionaries({"dim": st.one_of(options), "keepdim": st.booleans()})
+        base = {"dim": st.one_of(options), "keepdim": st.booleans()}
+        if extra:
+            base.update(extra[0])
+        return st.fixed_dictionaries(base)
 
     def check(args, p):
         a = args[0]
         if a.dtype not in dtypes:
             return f"{name} does not take {a.dtype}"
         d = p.get("dim")
+        if d is None and not allow_all:
+            return f"{name} needs a dim"
         ds = d if isinstance(d, list) else ([] if d is None else [d])
         if not all(_dim_in(a, x) for x in ds):
             return f"{name} dim {d!r} out of range for rank {a.rank}"
@@ -58,17 +64,19 @@ def reduction(name, fn, dtypes, result, multi_dim=True, nonempty=False):
 
     def render(n, p, infos):
         d = p.get("dim")
+        more = extra[1](p) if extra else ""
         if d is None:
-            return f"{fn}({n[0]})"
+            return f"{fn}({n[0]}{more})"
         dim = f"({', '.join(map(str, d))})" if isinstance(d, list) else str(d)
-        return f"{fn}({n[0]}, dim={dim}" + (", keepdim=True)" if p.get("keepdim") else ")")
+        return f"{fn}({n[0]}, dim={dim}" + (", keepdim=True" if p.get("keepdim") else "") + more + ")"
 
     return OPS.add(OpSpec(
         name=name, family="reduction", arity=1,
-        accepts=lambda a: a.dtype in dtypes and (not nonempty or any(d.min > 0 for d in a.shape) or a.rank == 0),
+        accepts=lambda a: a.dtype in dtypes and (not nonempty or any(d.min > 0 for d in a.shape) or a.rank == 0)
+        and (allow_all or a.rank > 0),
         params=params,
         check=check, infer=infer, render=render,
-        doc=f"{fn} over one dim, several or all; keepdim both ways",
+        api=api or fn, doc=f"{fn} over one dim, several or all; keepdim both ways",
     ))
 
 
@@ -79,3 +87,31 @@ reduction("amin", "torch.amin", _ANY, lambda dt: dt, nonempty=True)
 reduction("prod", "torch.prod", _ANY, D.sum_result, multi_dim=False)
 
 
+
+_to_bool = lambda dt: "bool"  # noqa: E731
+_to_long = lambda dt: "int64"  # noqa: E731
+_CORRECTION = ({"correction": st.sampled_from([1, 0])}, lambda p: f", correction={p['correction']}")
+
+reduction("any", "torch.any", _ANY, _to_bool)
+reduction("all", "torch.all", _ANY, _to_bool)
+reduction("argmax", "torch.argmax", _ANY - {"bool"}, _to_long, multi_dim=False, nonempty=True)
+reduction("argmin", "torch.argmin", _ANY - {"bool"}, _to_long, multi_dim=False, nonempty=True)
+reduction("var", "torch.var", _FLOAT, lambda dt: dt, extra=_CORRECTION)
+reduction("std", "torch.std", _FLOAT, lambda dt: dt, extra=_CORRECTION)
+reduction("logsumexp", "torch.logsumexp", _FLOAT, lambda dt: dt, allow_all=False)
+
+
+def _count_nonzero_params(args):
+    a = args[0]
+    return st.one_of(st.none(), st.integers(-a.rank, -1) if a.rank else st.none()).map(lambda d: {"dim": d})
+
+
+OPS.add(OpSpec(
+    name="count_nonzero", family="reduction", arity=1, accepts=lambda a: True,
+    params=_count_nonzero_params,
+    check=lambda args, p: None if p.get("dim") is None or _dim_in(args[0], p["dim"]) else "count_nonzero: bad dim",
+    infer=lambda args, p, out: _fresh(args[0], out, dtype="int64", shape=() if p["dim"] is None else tuple(
+        d for i, d in enumerate(args[0].shape) if i != norm_dim(p["dim"], args[0].rank))),
+    render=lambda n, p, i: f"torch.count_nonzero({n[0]})" if p["dim"] is None
+    else f"torch.count_nonzero({n[0]}, dim={p['dim']})",
+    api="torch.count_nonzero", doc="count_nonzero over all or one dim"))
