@@ -35,7 +35,14 @@ def main() -> None:
     progs = list(generate(strategy, seed_=cfg.seed, count=args.count))
     n = len(progs)
     tables: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    per_case: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for p in progs:
+        for fam in {OPS[o.op].family for o in p.ops}:
+            per_case["op family"][fam] += 1
+        for dt in {x.dtype for x in p.inputs}:
+            per_case["input dtype"][dt] += 1
+        for layout in {x.layout for x in p.inputs}:
+            per_case["input layout"][layout] += 1
         for o in p.ops:
             tables["op family (per op)"][OPS[o.op].family] += 1
             tables["op (per op)"][o.op] += 1
@@ -59,6 +66,9 @@ def main() -> None:
         top = counts.most_common(None if len(counts) <= 12 else 40)
         print(f"\n{name}: {total}")
         print("  " + ", ".join(f"{k} {100 * v / total:.1f}%" for k, v in top))
+    for name, counts in per_case.items():
+        print(f"\n{name} (share of cases that have it)")
+        print("  " + ", ".join(f"{k} {100 * v / n:.1f}%" for k, v in counts.most_common()))
     if args.eager:
         _eager_acceptance(progs[:args.eager])
 

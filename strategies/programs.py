@@ -13,11 +13,13 @@ from fuzz.program.typecheck import input_info
 from ._validate import check_range
 from .markings import dynamic_markings, symbol_marks
 from .settings import compile_options
-from .shapes import size_schedules, tensor_inputs
+from .shapes import input_like, size_schedules, tensor_inputs
 
 CALL_CHOICES = (3, 4, 5)
 # Continue-coin for the op list: False (stop) first so lists shrink shorter.
 _MORE = (False, True, True, True)
+# Whether a second or third operand is a fresh input when a value would fit too.
+_FRESH = (False, False, True)
 
 
 def takes_inductor_options(backend: str) -> bool:
@@ -68,22 +70,21 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
         sizes = {k: v[:calls] for k, v in drawn.items()}
         n_inputs = d(st.integers(1, max_inputs))
         inputs = [d(tensor_inputs(sizes, name=f"x{i}", dtypes=dtypes, max_rank=max_rank)) for i in range(n_inputs)]
-        proto = Program(sizes=sizes, inputs=inputs, ops=[], outputs=[])
-        env = {x.name: input_info(proto, x) for x in inputs}
-        order = [x.name for x in inputs]
-        calls_, guarded, used = [], set(), set()
+        draft = _Draft(sizes, inputs)
+        calls_, used = [], set()
         while len(calls_) < max_ops:
             # One span per op, its continue-coin included: the shrinker deletes an op whole.
-            call = d(_op_or_stop(env, order, menu, f"v{len(calls_)}", n_inputs, must=len(calls_) < min_ops))
+            call = d(_op_or_stop(draft, menu, f"v{len(calls_)}", must=len(calls_) < min_ops))
             if call is None:
                 break
             spec = OPS[call.op]
-            args = [env[a] for a in call.args]
-            guarded |= spec.guards(args, call.params)
-            env[call.out] = spec.infer(args, call.params, call.out)
+            args = [draft.env[a] for a in call.args]
+            draft.guarded |= spec.guards(args, call.params)
+            draft.env[call.out] = spec.infer(args, call.params, call.out)
             used.update(call.args)
-            order.append(call.out)
+            draft.values.append(call.out)
             calls_.append(call)
+        order, guarded = draft.inputs_names + draft.values, draft.guarded
         outputs = [c.out for c in calls_ if c.out not in used] or [order[-1]]
         by_symbol = d(symbol_marks(sorted(sizes), guarded=frozenset(guarded)))
         for x in inputs:
@@ -105,15 +106,38 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
     return draw()
 
 
-def _draw_ref(d, order, n_inputs, ok=lambda name: True):
+class _Draft:
+    """A program being drawn: its sizes, inputs and values so far. Ops may add
+    inputs (a fresh operand that fits, see OpSpec.operand) and size symbols."""
+
+    def __init__(self, sizes: dict, inputs: list):
+        self.sizes, self.inputs = sizes, inputs
+        proto = Program(sizes=sizes, inputs=inputs, ops=[], outputs=[])
+        self.env = {x.name: input_info(proto, x) for x in inputs}
+        self.inputs_names = [x.name for x in inputs]
+        self.values: list = []  # op results, in order
+        self.guarded: set = set()
+
+    def add_input(self, d, shape, dtype: str) -> str:
+        """A new input of `shape` (Dims, each a literal or a size symbol)."""
+        dims = [dim.const if dim.is_literal else dim.base for dim in shape]
+        name = f"x{len(self.inputs)}"
+        x = d(input_like(name, dims, dtype))
+        self.inputs.append(x)
+        self.env[name] = input_info(Program(sizes=self.sizes, inputs=self.inputs, ops=[], outputs=[]), x)
+        self.inputs_names.append(name)
+        return name
+
+
+def _draw_ref(d, draft, ok=lambda name: True):
     """An operand: a computed value counted back from the latest (the simple
     case: a chain), or an input by its own index. Both indices are drawn every
     time, so deleting an op while shrinking leaves the other ops' references
-    pointing where they did. None if nothing in `order` is `ok`."""
-    inputs, values = order[:n_inputs], order[n_inputs:][::-1]
+    pointing where they did. None if nothing drawn so far is `ok`."""
+    inputs, values = draft.inputs_names, draft.values[::-1]
     from_input = d(st.booleans())
     at_value = d(st.integers(0, max(len(values) - 1, 0)))
-    at_input = d(st.integers(0, n_inputs - 1))
+    at_input = d(st.integers(0, len(inputs) - 1))
     first, second = (inputs[at_input:] + inputs[:at_input], values[at_value:] + values[:at_value])
     for name in (first + second if from_input or not values else second + first):
         if ok(name):
@@ -130,14 +154,15 @@ def _draw_usable(d, items, ok):
 
 
 @st.composite
-def _op_or_stop(d, env, order, menu, out, n_inputs, must):
+def _op_or_stop(d, draft, menu, out, must):
     more = d(st.sampled_from(_MORE))  # drawn even when `must`, so every op's span has one shape
-    return _draw_op(d, env, order, menu, out, n_inputs) if more or must else None
+    return _draw_op(d, draft, menu, out) if more or must else None
 
 
-def _draw_op(d, env, order, menu, out, n_inputs):
-    values = [env[n] for n in order]
-    a_name = _draw_ref(d, order, n_inputs)
+def _draw_op(d, draft, menu, out):
+    env = draft.env
+    values = [env[n] for n in draft.inputs_names + draft.values]
+    a_name = _draw_ref(d, draft)
     a = env[a_name]
     usable = {f: [o for o in specs if o.applicable(a, values)] for f, specs in menu.items()}
     fam = _draw_usable(d, list(menu), lambda f: bool(usable[f]))
@@ -146,8 +171,14 @@ def _draw_op(d, env, order, menu, out, n_inputs):
     spec = _draw_usable(d, menu[fam], lambda o: o in usable[fam])
     names, args = [a_name], [a]
     while len(names) < spec.arity:
-        names.append(_draw_ref(d, order, n_inputs, ok=lambda n: spec.fits(args, env[n])))
-        args.append(env[names[-1]])
+        fresh = spec.fresh_info(args)
+        # A fresh input even when a value fits, at times (False first: shrinks to reusing values).
+        want_fresh = d(st.sampled_from(_FRESH))
+        name = None if (want_fresh and fresh) else _draw_ref(d, draft, ok=lambda n: spec.fits(args, env[n]))
+        if name is None:
+            name = draft.add_input(d, spec.operand(args), args[0].dtype)
+        names.append(name)
+        args.append(env[name])
     params = d(spec.params(args))
     reason = spec.check(args, params)
     if reason:

@@ -74,5 +74,18 @@ def tensor_inputs(sizes: dict, *, name: str = "x0", dtypes=D.ALL, min_rank: int 
     return draw()
 
 
+def input_like(name: str, shape: list, dtype: str) -> st.SearchStrategy:
+    """A TensorInput of a given shape and dtype (an operand made to fit an op);
+    its layout and scale drawn as tensor_inputs draws them."""
+    @st.composite
+    def draw(draw_):
+        layouts = [l for l in LAYOUTS if (l != "transposed" or len(shape) >= 2) and (l != "expanded" or shape)]
+        layout = draw_(st.sampled_from(layouts))
+        layout_dim = draw_(st.integers(0, len(shape) - 1)) if layout == "expanded" else 0
+        return TensorInput(name=name, shape=list(shape), dtype=dtype, layout=layout, layout_dim=layout_dim,
+                           scale=draw_(st.sampled_from(SCALES)))
+    return draw()
+
+
 def numel(shape, sizes, call: int) -> int:
     return math.prod(d if isinstance(d, int) else sizes[d][call] for d in shape)

@@ -45,6 +45,9 @@ class OpSpec:
     guards: Callable[[Args, Params], set] = _no_guards
     mutates: bool = False
     inputs_only: bool = False
+    # The shape of a fresh program input that fits as the next operand after `chosen`
+    # (None: only existing values can): the generator adds such an input when no value fits.
+    operand: Callable[[list], tuple | None] | None = None
     api: str = ""  # the torch API exercised ("torch.mm", "F.pad"): reports and `shapefuzz ops` name it
     doc: str = ""
 
@@ -71,8 +74,23 @@ class OpSpec:
             return False
         if self.arity == 1:
             return True
-        seconds = [b for b in values if self.pair(a, b)]
-        return bool(seconds) if self.arity == 2 else any(self.third(a, b, c) for b in seconds for c in values)
+        seconds = [b for b in values if self.pair(a, b)] + [b for b in [self.fresh_info([a])] if b]
+        if self.arity == 2:
+            return bool(seconds)
+        return any(self.third(a, b, c) for b in seconds for c in values + [self.fresh_info([a, b])] if c)
+
+    def fresh_info(self, chosen: list) -> ValueInfo | None:
+        """What a fresh input made by `operand` would be, or None (no `operand`, or a
+        size it needs is data-dependent and cannot be an input's)."""
+        if self.operand is None:
+            return None
+        shape = self.operand(chosen)
+        # an input's dims are literals or size symbols: a derived size has no input that matches it by key
+        if shape is None or not all(d.is_literal or d.is_symbol for d in shape):
+            return None
+        info = ValueInfo(shape=tuple(shape), dtype=chosen[0].dtype, root="<fresh>", calls=chosen[0].calls,
+                         is_input=True)
+        return info if self.fits(chosen, info) else None
 
     def fits(self, chosen: list, cand: ValueInfo) -> bool:
         """Whether `cand` may be the next operand after `chosen` (arity >= 2)."""
@@ -82,6 +100,12 @@ class OpSpec:
     def label(self) -> str:
         """What a report calls it: the torch API, else the op's name."""
         return self.api or self.name
+
+
+def broadcast_operand(chosen: list) -> tuple:
+    """A fresh operand that broadcasts to the first: its shape, derived sizes as 1."""
+    a = chosen[0]
+    return tuple(d if d.is_literal or d.is_symbol else Dim.literal(1, a.calls) for d in a.shape)
 
 
 # ---- widths ---------------------------------------------------------------

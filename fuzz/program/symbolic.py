@@ -41,6 +41,16 @@ class Dim:
         return self.base is None
 
     @property
+    def is_data_dependent(self) -> bool:
+        """A size that depends on the data (fuzz/program/ops/data_dependent.py)."""
+        return self.base is not None and "u_" in self.base
+
+    @property
+    def is_symbol(self) -> bool:
+        """A plain size symbol of the schedule ("s0"), as an input's dim can name it."""
+        return self.base is not None and self.const == 0 and self.base.isidentifier() and not self.is_data_dependent
+
+    @property
     def min(self) -> int:
         return min(self.values)
 

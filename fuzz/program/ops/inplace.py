@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fuzz.program import dtypes as D
-from fuzz.program.opspec import (OpSpec, index_expr, py_literal, slice_text)
+from fuzz.program.opspec import OpSpec, broadcast_operand, index_expr, py_literal, slice_text
 from fuzz.program.ops.common import OPS
 from fuzz.program.ops.common import (_SLICE_BOUNDS,
                                      _all_syms, _clamp_check, _clamp_params, _dim_in, _scalar_for)
@@ -14,6 +14,7 @@ from fuzz.program.symbolic import ValueInfo, broadcasts_to
 # ---- in-place ------------------------------------------------------------------
 
 def inplace(name, accepts, params, check, render, pair=None, guards=None, doc=""):
+    # a fresh input of the target's shape and dtype: no shared storage, broadcasts, casts
     """Writes its first argument in place; the result aliases it."""
     return OPS.add(OpSpec(
         name=name, family="inplace", arity=2 if pair else 1, mutates=True,
@@ -22,7 +23,7 @@ def inplace(name, accepts, params, check, render, pair=None, guards=None, doc=""
         or check(args, p),
         infer=lambda args, p, out: args[0],
         render=render,
-        guards=guards or (lambda args, p: set()),
+        guards=guards or (lambda args, p: set()), operand=(broadcast_operand) if pair else None,
         doc=doc,
     ))
 

@@ -53,6 +53,17 @@ def _product_shape(a, b):
     return tuple(broadcast_shape(ba, bb)) + (a.shape[-2], b.shape[-1])
 
 
+def _fresh_b(name):
+    """The shape of a fresh right operand for a: its contracted dim, then 3 columns."""
+    def shape(chosen):
+        a = chosen[0]
+        three = _lit(3, a.calls)
+        if name == "bmm":
+            return (a.shape[0], a.shape[2], three)
+        return (a.shape[-1],) if a.rank == 1 else (a.shape[-1], three)
+    return shape
+
+
 def _product(name, api, rank_a, rank_b, render, doc):
     """a @ b over two program values (rank_* None: any rank >= 1)."""
     def ok_a(a):
@@ -72,7 +83,7 @@ def _product(name, api, rank_a, rank_b, render, doc):
         check=lambda args, p: None if ok_a(args[0]) and pair(*args) else f"{name}: operands do not multiply",
         infer=lambda args, p, out: _fresh(args[0], out, shape=_product_shape(*args)),
         render=lambda n, p, i: render.format(a=n[0], b=n[1]),
-        guards=lambda args, p: _all_syms(*args), api=api, doc=doc))
+        guards=lambda args, p: _all_syms(*args), operand=_fresh_b(name), api=api, doc=doc))
 
 
 _product("mm", "torch.mm", 2, 2, "torch.mm({a}, {b})", "mm of two values whose inner dims match")
@@ -94,7 +105,8 @@ OPS.add(OpSpec(
     infer=lambda args, p, out: _fresh(args[0], out, shape=(args[0].shape[0], args[1].shape[1])),
     render=lambda n, p, i: f"torch.addmm({n[2]}, {n[0]}, {n[1]}"
                            + (")" if p["beta"] == 1 and p["alpha"] == 1 else f", beta={p['beta']}, alpha={p['alpha']})"),
-    guards=lambda args, p: _all_syms(*args), api="torch.addmm", doc="bias + a @ b, bias broadcast"))
+    guards=lambda args, p: _all_syms(*args), api="torch.addmm", doc="bias + a @ b, bias broadcast",
+    operand=lambda ch: (ch[0].shape[1], _lit(3, ch[0].calls)) if len(ch) == 1 else (ch[1].shape[1],)))
 
 
 def _baddbmm_third(a, b, c):
@@ -111,7 +123,8 @@ OPS.add(OpSpec(
     check=lambda args, p: None if _baddbmm_third(*args) else "baddbmm: the bias does not broadcast to the product",
     infer=lambda args, p, out: _fresh(args[0], out, shape=(args[0].shape[0], args[0].shape[1], args[1].shape[2])),
     render=lambda n, p, i: f"torch.baddbmm({n[2]}, {n[0]}, {n[1]})",
-    guards=lambda args, p: _all_syms(*args), api="torch.baddbmm", doc="bias + batched a @ b"))
+    guards=lambda args, p: _all_syms(*args), api="torch.baddbmm", doc="bias + batched a @ b",
+    operand=lambda ch: (ch[0].shape[0], ch[0].shape[2], _lit(3, ch[0].calls)) if len(ch) == 1 else (ch[1].shape[2],)))
 
 
 # ---- against a weight made in the program ---------------------------------------

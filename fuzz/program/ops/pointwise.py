@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fuzz.program import dtypes as D
-from fuzz.program.opspec import (OpSpec, py_literal)
+from fuzz.program.opspec import OpSpec, broadcast_operand, py_literal
 from fuzz.program.ops.common import OPS
 from fuzz.program.ops.common import (_ANY, _FLOAT, _INTLIKE, _NUMERIC, _all_syms, _clamp_check, _clamp_params, _fresh, _scalar_for)
 from fuzz.program.symbolic import broadcast_shape, broadcastable, broadcasts_to
@@ -144,7 +144,7 @@ def binary(name, expr, dtypes=_ANY, result=D.promote, pair_ok=None, doc="", rend
         render=(lambda n, p, i: render(n, i)) if render else (lambda n, p, i: expr.format(a=n[0], b=n[1])),
         api=api,
         # broadcasting two different tensors relates their sizes: a guard.
-        guards=lambda args, p: _all_syms(*args),
+        guards=lambda args, p: _all_syms(*args), operand=broadcast_operand,
         doc=doc or expr.format(a="a", b="b"),
     ))
 
@@ -218,7 +218,7 @@ def _ternary(name, render, api, doc, dtypes=_NUMERIC):
         check=lambda args, p: None if args[0].dtype in dtypes and fits2(*args[:2]) and fits3(*args)
         else f"{name}: operands must share a's dtype and broadcast to its shape",
         infer=lambda args, p, out: _fresh(args[0], out), render=lambda n, p, i: render(*n),
-        guards=lambda args, p: _all_syms(*args), api=api, doc=doc))
+        guards=lambda args, p: _all_syms(*args), operand=broadcast_operand, api=api, doc=doc))
 
 
 _ternary("clamp_tensor", lambda a, b, c: f"torch.clamp({a}, min={b}, max={c})", "torch.clamp",

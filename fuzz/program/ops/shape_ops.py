@@ -122,7 +122,7 @@ OPS.add(OpSpec(
         lambda s, d: s[:d] + (Dim.literal(2, args[0].calls),) + s[d:])(
         tuple(broadcast_shape(args[0].shape, args[1].shape)), p["dim"] + args[0].rank + 1)),
     render=lambda n, p, i: f"torch.stack([{n[0]}, {n[1]}], dim={p['dim']})",
-    guards=lambda args, p: _all_syms(*args), api="torch.stack", doc="stack two tensors of one shape"))
+    guards=lambda args, p: _all_syms(*args), operand=lambda chosen: chosen[0].shape, api="torch.stack", doc="stack two tensors of one shape"))
 
 
 # ---- repeat, tile, flip, roll, repeat_interleave, unfold -----------------------------------
