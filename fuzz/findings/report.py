@@ -120,29 +120,12 @@ def environment_text(env: dict) -> tuple[str, str]:
 # -- describing the program ------------------------------------------------------
 
 def _op_labels(p: Program) -> list[str]:
-    try:
-        from fuzz.program.opdb import OPS
-        from fuzz.program.typecheck import typecheck
+    """The ops as their torch API names ("F.pad(reflect)", "torch.mm", "Tensor.narrow"), each once."""
+    from fuzz.program.opdb import OPS
 
-        env = typecheck(p)
-    except Exception:  # noqa: BLE001 - fall back to op names
-        OPS, env = None, None
     labels = []
     for call in p.ops:
-        label = call.op
-        if call.op == "pad":
-            label = f"F.pad({call.params.get('mode', 'constant')})"
-        elif OPS is not None and call.op in OPS:
-            try:
-                r = OPS[call.op].render(call.args, call.params, [env[a] for a in call.args])
-                expr = r[1] if isinstance(r, tuple) else r
-                m = re.match(r"\(?((?:torch|F)\.[\w.]+)\(", str(expr))
-                if m:
-                    label = m.group(1)
-                elif re.match(rf"\(?{re.escape(call.args[0])}\.(\w+)\(", str(expr)):
-                    label = "Tensor." + re.match(rf"\(?{re.escape(call.args[0])}\.(\w+)\(", str(expr)).group(1)
-            except Exception:  # noqa: BLE001
-                pass
+        label = OPS[call.op].label(call.params) if call.op in OPS else call.op
         if label not in labels:
             labels.append(label)
     return labels

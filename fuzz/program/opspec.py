@@ -10,11 +10,13 @@ that programs exercise size-dependent symbolic arithmetic.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from hypothesis import strategies as st
 
+from fuzz.program import dtypes as D
 from fuzz.program.symbolic import Dim, ValueInfo
 
 # Simplest family first: the strategies draw families in this order, so a
@@ -49,6 +51,8 @@ class OpSpec:
     # (None: only existing values can): the generator adds such an input when no value fits.
     operand: Callable[[list], tuple | None] | None = None
     api: str = ""  # the torch API exercised ("torch.mm", "F.pad"): reports and `shapefuzz ops` name it
+    dtypes: frozenset = frozenset(D.ALL)  # the first operand's dtypes it takes
+    label_fn: Callable[[dict], str] | None = None  # a report's name for it, from its params (pad: its mode)
     doc: str = ""
 
     def __post_init__(self):
@@ -96,10 +100,23 @@ class OpSpec:
         """Whether `cand` may be the next operand after `chosen` (arity >= 2)."""
         return self.pair(chosen[0], cand) if len(chosen) == 1 else self.third(chosen[0], chosen[1], cand)
 
-    @property
-    def label(self) -> str:
-        """What a report calls it: the torch API, else the op's name."""
+    def label(self, params: dict | None = None) -> str:
+        """What a report calls it: label_fn of its params, else the torch API, else its name."""
+        if self.label_fn is not None and params is not None:
+            return self.label_fn(params)
         return self.api or self.name
+
+
+_API = re.compile(r"^\(?((?:torch|F)\.[\w.]+)\(|^\(?\{a\}\.(\w+)\(")
+
+
+def api_of(template: str) -> str:
+    """The API a declaration's expression template calls ("torch.sin({a})" ->
+    "torch.sin", "{a}.to(...)" -> "Tensor.to"); "" for an operator ("({a} + {b})")."""
+    m = _API.match(template)
+    if not m:
+        return ""
+    return m.group(1) or f"Tensor.{m.group(2)}"
 
 
 def broadcast_operand(chosen: list) -> tuple:

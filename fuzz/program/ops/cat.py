@@ -36,7 +36,7 @@ OPS.add(OpSpec(
     check=lambda args, p: None if isinstance(p.get("dim"), int) and _dim_in(args[0], p["dim"])
     and norm_dim(p["dim"], args[0].rank) in _cat_dims(*args) else "cat: shapes differ outside the cat dim",
     infer=_cat_infer,
-    render=lambda n, p, i: f"torch.cat([{n[0]}, {n[1]}], dim={p['dim']})",
+    render=lambda n, p, i: f"torch.cat([{n[0]}, {n[1]}], dim={p['dim']})", api="torch.cat",
     guards=lambda args, p: _all_syms(*args), operand=lambda chosen: chosen[0].shape,
     doc="cat of two tensors equal outside one dim (often a tensor and its padded or sliced self)",
 ))

@@ -24,6 +24,7 @@ def inplace(name, accepts, params, check, render, pair=None, guards=None, doc=""
         infer=lambda args, p, out: args[0],
         render=render,
         guards=guards or (lambda args, p: set()), operand=(broadcast_operand) if pair else None,
+        api="" if name == "slice_assign" else f"Tensor.{name}",
         doc=doc,
     ))
 

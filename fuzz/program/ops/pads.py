@@ -148,7 +148,7 @@ OPS.add(OpSpec(
     name="pad", family="pad", arity=1,
     accepts=lambda a: a.rank >= 1 and any(_pad_mode_possible(m, a) for m in PAD_MODES),
     params=lambda args: _pad_params(args[0]), check=_pad_check, infer=_pad_infer, render=_pad_render,
-    guards=_pad_guards,
+    guards=_pad_guards, api="F.pad", label_fn=lambda p: f"F.pad({p.get('mode', 'constant')})",
     doc="F.pad, all four modes; negative constant widths crop; widths may depend on sizes",
 ))
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fuzz.program import dtypes as D
-from fuzz.program.opspec import OpSpec, broadcast_operand, py_literal
+from fuzz.program.opspec import OpSpec, api_of, broadcast_operand, py_literal
 from fuzz.program.ops.common import OPS
 from fuzz.program.ops.common import (_ANY, _FLOAT, _INTLIKE, _NUMERIC, _all_syms, _clamp_check, _clamp_params, _fresh, _scalar_for)
 from fuzz.program.symbolic import broadcast_shape, broadcastable, broadcasts_to
 
 # ---- pointwise: unary --------------------------------------------------------
 
-def unary(name, expr, dtypes=_ANY, result=lambda dt: dt, params=None, check=None, doc=""):
+def unary(name, expr, dtypes=_ANY, result=lambda dt: dt, params=None, check=None, doc="", api=None):
     """A pointwise op of one tensor; `expr` formats {a} and the params."""
     return OPS.add(OpSpec(
         name=name, family="pointwise", arity=1,
@@ -22,7 +22,7 @@ def unary(name, expr, dtypes=_ANY, result=lambda dt: dt, params=None, check=None
         or (check(args[0], p) if check else None),
         infer=lambda args, p, out: _fresh(args[0], out, dtype=result(args[0].dtype)),
         render=lambda names, p, infos: expr.format(a=names[0], **{k: py_literal(v) for k, v in p.items()}),
-        doc=doc or expr,
+        api=api_of(expr) if api is None else api, dtypes=frozenset(dtypes), doc=doc or expr,
     ))
 
 
@@ -111,7 +111,7 @@ OPS.add(OpSpec(
     params=lambda args: st.sampled_from(_cast_targets(args[0].dtype)).map(lambda t: {"to": t}),
     check=lambda args, p: _cast_check(args[0], p),
     infer=lambda args, p, out: _fresh(args[0], out, dtype=p["to"]),
-    render=lambda n, p, i: f"{n[0]}.to(torch.{p['to']})",
+    render=lambda n, p, i: f"{n[0]}.to(torch.{p['to']})", api="Tensor.to",
     doc="explicit dtype cast",
 ))
 
@@ -142,7 +142,7 @@ def binary(name, expr, dtypes=_ANY, result=D.promote, pair_ok=None, doc="", rend
         infer=lambda args, p, out: _fresh(args[0], out, shape=broadcast_shape(args[0].shape, args[1].shape),
                                           dtype=result(args[0].dtype, args[1].dtype)),
         render=(lambda n, p, i: render(n, i)) if render else (lambda n, p, i: expr.format(a=n[0], b=n[1])),
-        api=api,
+        api=api or api_of(expr), dtypes=frozenset(dtypes),
         # broadcasting two different tensors relates their sizes: a guard.
         guards=lambda args, p: _all_syms(*args), operand=broadcast_operand,
         doc=doc or expr.format(a="a", b="b"),

@@ -76,7 +76,7 @@ def reduction(name, fn, dtypes, result, multi_dim=True, nonempty=False, allow_al
         and (allow_all or a.rank > 0),
         params=params,
         check=check, infer=infer, render=render,
-        api=api or fn, doc=f"{fn} over one dim, several or all; keepdim both ways",
+        api=api or fn, dtypes=frozenset(dtypes), doc=f"{fn} over one dim, several or all; keepdim both ways",
     ))
 
 
