@@ -51,3 +51,23 @@ def dynamic_markings(shape, *, guarded=frozenset(), allow_unbacked: bool | None 
                            for d in shape)).map(list)
 
     return own.flatmap(per_dim)
+
+
+def mark_styles(x, sizes: dict) -> st.SearchStrategy:
+    """(mark_negative, mark_range) for input x, its marks drawn: dims named
+    from the end at times, and for mark_dynamic dims at times a [min, max]
+    that holds every size of the schedule (a range the program honours).
+    Shrinks towards (False, {})."""
+    dims = [d for d, m in enumerate(x.marks) if m == "dynamic" and isinstance(x.shape[d], str)]
+
+    @st.composite
+    def draw(d):
+        negative = d(st.sampled_from((False, False, True))) if x.marks and any(m != "static" for m in x.marks) \
+            else False
+        ranges = {}
+        for dim in dims:
+            if d(st.sampled_from((False, False, True))):
+                vals = sizes[x.shape[dim]]
+                ranges[str(dim)] = [max(min(vals), 2) if min(vals) >= 2 else 0, max(vals) + d(st.sampled_from((0, 64)))]
+        return negative, ranges
+    return draw()

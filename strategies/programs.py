@@ -5,19 +5,24 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fuzz.program import dtypes as D
-from fuzz.program.ir import OpCall, Program, RunSettings
+from fuzz.program.ir import OpCall, Program, RunSettings, TensorInput
+from fuzz.program.layouts import view_shape
 from fuzz.program.opdb import OPS
 from fuzz.program.opspec import FAMILIES
 from fuzz.program.typecheck import input_info
 
 from ._validate import check_range
-from .markings import dynamic_markings, symbol_marks
-from .settings import compile_options
+from .markings import dynamic_markings, mark_styles, symbol_marks
+from .settings import compile_options, dynamo_settings
 from .shapes import input_like, size_schedules, tensor_inputs
 
 CALL_CHOICES = (3, 4, 5)
 # Continue-coin for the op list: False (stop) first so lists shrink shorter.
 _MORE = (False, True, True, True)
+# Families drawn more often than one share: they apply to fewer values (float
+# matrices, NCHW tensors) and are where dynamic-shape consumers of pads and
+# views break. Listed after the simple ones, so shrinking still moves away.
+FAMILY_WEIGHTS = {"matrix": 3, "nn": 2, "index": 2, "resample": 2}
 # Whether a second or third operand is a fresh input when a value would fit too.
 _FRESH = (False, False, True)
 
@@ -70,6 +75,9 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
         sizes = {k: v[:calls] for k, v in drawn.items()}
         n_inputs = d(st.integers(1, max_inputs))
         inputs = [d(tensor_inputs(sizes, name=f"x{i}", dtypes=dtypes, max_rank=max_rank)) for i in range(n_inputs)]
+        alias = d(aliases(inputs, sizes, calls, name=f"x{n_inputs}"))
+        if alias is not None:
+            inputs.append(alias)
         draft = _Draft(sizes, inputs)
         calls_, used = [], set()
         while len(calls_) < max_ops:
@@ -89,9 +97,14 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
         by_symbol = d(symbol_marks(sorted(sizes), guarded=frozenset(guarded)))
         for x in inputs:
             x.marks = d(dynamic_markings(x.shape, by_symbol=by_symbol))
+        data_dependent = any(OPS[c.op].family == "data" for c in calls_)
         settings = RunSettings(backend=backend, device=device, dynamic=d(st.sampled_from(dynamic_flags)),
                                mode=d(st.sampled_from(modes)),
-                               options=d(compile_options(options_menu)) if takes_inductor_options(backend) else {})
+                               options=d(compile_options(options_menu)) if takes_inductor_options(backend) else {},
+                               fullgraph=d(st.sampled_from((False, False, True))),
+                               dynamo=d(dynamo_settings(data_dependent=data_dependent)))
+        for x in inputs:
+            x.mark_negative, x.mark_range = d(mark_styles(x, sizes))
         # Used symbols are renamed s0, s1, ... in order of first use, so a
         # repro's first dynamic dim reads s0 whichever symbol was drawn; unused
         # ones go, but one stays: its list length is the schedule's.
@@ -106,6 +119,37 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
     return draw()
 
 
+# How often a program gets an input aliasing another: never first (shrinks away).
+_ALIAS = (False, False, True)
+
+
+def aliases(inputs: list, sizes: dict, calls: int, *, name: str) -> st.SearchStrategy:
+    """None, or an input that is a view of one of `inputs` (same storage):
+    the same tensor, x[...], a transpose, a narrow window, or elements just
+    before an offset input; its aliasing at times switched off for some calls.
+    Shrinks towards None, then the simplest view ("same"), aliased at every call."""
+    @st.composite
+    def draw(d):
+        if not d(st.sampled_from(_ALIAS)):
+            return None
+        base = d(st.sampled_from(inputs))
+        options = [{"view": "same"}, {"view": "view"}]
+        if len(base.shape) >= 2:
+            options.append({"view": "transpose"})
+        for dim, n in enumerate(base.shape):
+            low = min(sizes[n]) if isinstance(n, str) else n
+            if low >= 2:
+                options.append({"view": "narrow", "dim": dim, "start": 1, "length": min(low - 1, 2)})
+        if base.layout == "offset":
+            options.append({"view": "before", "length": base.offset})
+        alias = {"of": base.name, **d(st.sampled_from(options))}
+        per_call = d(st.sampled_from([None, None, "alternate"]))
+        if per_call:
+            alias["calls"] = [i % 2 == 0 for i in range(calls)]
+        return TensorInput(name=name, shape=view_shape(alias, base), dtype=base.dtype, alias=alias)
+    return draw()
+
+
 class _Draft:
     """A program being drawn: its sizes, inputs and values so far. Ops may add
     inputs (a fresh operand that fits, see OpSpec.operand) and size symbols."""
@@ -113,7 +157,9 @@ class _Draft:
     def __init__(self, sizes: dict, inputs: list):
         self.sizes, self.inputs = sizes, inputs
         proto = Program(sizes=sizes, inputs=inputs, ops=[], outputs=[])
-        self.env = {x.name: input_info(proto, x) for x in inputs}
+        self.env = {}
+        for x in inputs:
+            self.env[x.name] = input_info(proto, x, self.env)
         self.inputs_names = [x.name for x in inputs]
         self.values: list = []  # op results, in order
         self.guarded: set = set()
@@ -165,7 +211,7 @@ def _draw_op(d, draft, menu, out):
     a_name = _draw_ref(d, draft)
     a = env[a_name]
     usable = {f: [o for o in specs if o.applicable(a, values)] for f, specs in menu.items()}
-    fam = _draw_usable(d, list(menu), lambda f: bool(usable[f]))
+    fam = _draw_usable(d, [f for f in menu for _ in range(FAMILY_WEIGHTS.get(f, 1))], lambda f: bool(usable[f]))
     if fam is None:
         return None
     spec = _draw_usable(d, menu[fam], lambda o: o in usable[fam])

@@ -30,6 +30,30 @@ OPTIONS_CPU = {
 }
 
 
+# Dynamo's shape settings: flag -> the non-default value tried. Recorded in the
+# case and set in its repro; capture_* keep data-dependent ops in the graph.
+DYNAMO = {
+    "capture_scalar_outputs": True,
+    "capture_dynamic_output_shape_ops": True,
+    "automatic_dynamic_shapes": False,
+    "assume_static_by_default": False,
+    "specialize_int": True,
+}
+# Programs with data-dependent ops flip the capture flags more often.
+_CAPTURE = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops")
+
+
+def dynamo_settings(*, data_dependent: bool = False) -> st.SearchStrategy:
+    """torch._dynamo.config overrides drawn from DYNAMO, each flag off (its
+    default) first, so they shrink towards {}. With data_dependent, the
+    capture flags are drawn on half the time."""
+    def pick(flag, value):
+        coin = (False, True) if data_dependent and flag in _CAPTURE else (False, False, False, True)
+        return st.sampled_from(coin).map(lambda on: (flag, value) if on else None)
+
+    return st.tuples(*(pick(k, v) for k, v in DYNAMO.items())).map(lambda pairs: dict(p for p in pairs if p))
+
+
 def compile_options(menu: dict | None) -> st.SearchStrategy:
     """A dict of Inductor config overrides drawn from `menu`. Shrinks towards
     {} (each flag's draw is 'off' first)."""

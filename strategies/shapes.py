@@ -18,7 +18,7 @@ SIZE_CHOICES = (1, 2, 3, 4, 5, 0, 7, 8, 9, 6, 15, 16, 17, 31, 33)
 DTYPE_CHOICES = ("float32", "float16", "float32", "bfloat16", "float64", "int32", "int64", "bool", "float32",
                  "uint8", "int8", "int16")
 RANK_CHOICES = (1, 2, 3, 0, 4, 5)
-LAYOUTS = ("contiguous", "transposed", "offset", "expanded")
+from fuzz.program.layouts import LAYOUTS, OFFSETS, STEPS  # noqa: E402 - the one table of layouts
 SCALES = (1.0, 10.0, 0.01)
 MAX_NUMEL = 1 << 15
 
@@ -65,24 +65,41 @@ def tensor_inputs(sizes: dict, *, name: str = "x0", dtypes=D.ALL, min_rank: int 
     @st.composite
     def draw(draw_):
         shape = draw_(shapes(sizes, min_rank=min_rank, max_rank=max_rank))
-        layouts = [l for l in LAYOUTS if (l != "transposed" or len(shape) >= 2) and (l != "expanded" or shape)]
-        layout = draw_(st.sampled_from(layouts))
-        layout_dim = draw_(st.integers(0, len(shape) - 1)) if layout == "expanded" else 0
-        return TensorInput(name=name, shape=shape, dtype=draw_(st.sampled_from(dts)), layout=layout,
-                           layout_dim=layout_dim, scale=draw_(st.sampled_from(SCALES)))
+        return draw_(input_like(name, shape, draw_(st.sampled_from(dts))))
+
+    return draw()
+
+
+def layouts(shape: list) -> st.SearchStrategy:
+    """The layout fields of an input of this shape ({"layout": ...} and the
+    fields that layout reads). Shrinks towards contiguous, then the layouts in
+    LAYOUTS order."""
+    rank = len(shape)
+    fits = {"contiguous": True, "transposed": rank >= 2, "offset": True, "expanded": rank >= 1,
+            "channels_last": rank in (4, 5), "permuted": rank >= 2, "strided": rank >= 1, "overlapping": rank >= 1}
+
+    @st.composite
+    def draw(draw_):
+        layout = draw_(st.sampled_from([name for name in LAYOUTS if fits[name]]))
+        f = {"layout": layout}
+        if layout in ("expanded", "strided"):
+            f["layout_dim"] = draw_(st.integers(0, rank - 1))
+        if layout == "offset":
+            f["offset"] = draw_(st.sampled_from(OFFSETS))
+        if layout == "strided":
+            f["step"] = draw_(st.sampled_from(STEPS))
+        if layout == "permuted":
+            f["perm"] = draw_(st.permutations(list(range(rank))))
+        return f
 
     return draw()
 
 
 def input_like(name: str, shape: list, dtype: str) -> st.SearchStrategy:
-    """A TensorInput of a given shape and dtype (an operand made to fit an op);
-    its layout and scale drawn as tensor_inputs draws them."""
+    """A TensorInput of a given shape and dtype; its layout and scale drawn."""
     @st.composite
     def draw(draw_):
-        layouts = [l for l in LAYOUTS if (l != "transposed" or len(shape) >= 2) and (l != "expanded" or shape)]
-        layout = draw_(st.sampled_from(layouts))
-        layout_dim = draw_(st.integers(0, len(shape) - 1)) if layout == "expanded" else 0
-        return TensorInput(name=name, shape=list(shape), dtype=dtype, layout=layout, layout_dim=layout_dim,
+        return TensorInput(name=name, shape=list(shape), dtype=dtype, **draw_(layouts(shape)),
                            scale=draw_(st.sampled_from(SCALES)))
     return draw()
 

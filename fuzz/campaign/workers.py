@@ -164,7 +164,7 @@ class WorkerPool:
 
     def __init__(self, workers: int | None = None, devices: Iterable[int] | None = None, workers_per_gpu: int = 1,
                  timeout: float = 300.0, recycle_after: int | None = 200, workdir: str | None = None, *,
-                 rerun: bool = True, check_strides: bool = False, start_timeout: float = 180.0,
+                 rerun: bool = True, check_strides: bool = True, start_timeout: float = 180.0,
                  threads: int | None = None, env: dict | None = None, kind=None):
         self.kind = kind
         self.devices = list(devices) if devices is not None else None

@@ -39,6 +39,7 @@ _SYMPTOM = {
     Outcome.SHAPE: "returns the wrong shape",
     Outcome.DTYPE: "returns the wrong dtype",
     Outcome.STRIDE: "returns wrong strides",
+    Outcome.RECOMPILE: "recompiles where it should reuse the graph",
     Outcome.INPUT_MUTATION: "mutates its input differently from eager",
     Outcome.HANG: "hangs",
     Outcome.OK: "passes",

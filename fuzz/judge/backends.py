@@ -147,6 +147,8 @@ def compile_kwargs(settings: RunSettings) -> dict:
     for inductor mode or options (known to this torch); a ModeOptions value
     stands for both. compile_program evaluates it, codegen renders it."""
     kw: dict = {"dynamic": settings.dynamic}
+    if settings.fullgraph:
+        kw["fullgraph"] = True
     if backend(settings.backend).inductor:
         options = known_inductor_options(settings.options or {})
         if settings.mode and options:

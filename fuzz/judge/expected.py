@@ -20,6 +20,7 @@ class Rule:
     exc_types: tuple
     message: str = ""  # regex searched in the message
     marks: tuple = ()  # program must use one of these marks
+    fullgraph: bool = False  # only for programs compiled with fullgraph=True
     why: str = ""
 
 
@@ -31,13 +32,18 @@ RULES = (
          message=r"data-dependent|Could not guard on data-dependent|GuardOnDataDependentSymNode|unbacked",
          marks=("unbacked",),
          why="mark_unbacked promises no guards on the size; an op needs one"),
+    Rule("fullgraph-graph-break", ("Unsupported", "UserError"), fullgraph=True,
+         why="fullgraph=True makes a graph break an error, and the program has one (a data-dependent op "
+             "without the capture flags, an op Dynamo does not trace)"),
 )
 
 
-def match(chain: list[tuple[str, str]], marks: set) -> Rule | None:
+def match(chain: list[tuple[str, str]], marks: set, *, fullgraph: bool = False) -> Rule | None:
     """chain: (exception class name, message) from outermost to innermost."""
     for rule in RULES:
         if rule.marks and not marks & set(rule.marks):
+            continue
+        if rule.fullgraph and not fullgraph:
             continue
         for typ, msg in chain:
             if typ in rule.exc_types and (not rule.message or re.search(rule.message, msg)):

@@ -18,6 +18,7 @@ EAGER_ERROR = "eager-error"  # eager raised, compiled returned
 COMPILED_ERROR = "compiled-error"  # compiled raised, eager returned
 MISMATCH = "mismatch"  # outputs, or inputs after the call, differ
 STRIDE = "stride"  # values agree, an output's strides differ (only with check_strides)
+RECOMPILE = "recompile"  # a call that should reuse the compiled graph compiled another one
 
 
 def _strides(t):
@@ -25,19 +26,46 @@ def _strides(t):
     return tuple(s for s, n in zip(t.stride(), t.shape) if n > 1)
 
 
+def _graphs():
+    from torch._dynamo.utils import counters
+
+    return counters["stats"]["unique_graphs"]
+
+
+def reuse_key(inputs, dynamic_dims):
+    """Calls with equal keys must share one compiled graph: the sizes of every
+    dim not marked dynamic, and which marked dims are equal to which (Dynamo
+    gives equal sizes one symbol). None when a marked dim is 0 or 1 (Dynamo
+    specialises those by design) or nothing is marked."""
+    marked = [inputs[i].shape[d] for i, d in dynamic_dims]
+    if not marked or min(marked) < 2:
+        return None
+    static = tuple(tuple(n for d, n in enumerate(t.shape) if (i, d) not in dynamic_dims)
+                   for i, t in enumerate(inputs) if isinstance(t, torch.Tensor))
+    return static, tuple(marked.index(n) for n in marked)
+
+
 def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_outputs, device="cpu",
-                 check_strides=False):
-    """Call `program` eagerly (and in float64) and `compiled` once per call of
-    the schedule, up to the first call where they disagree or both raise.
+                 check_strides=True, dynamic_dims=()):
+    """Call `program` eagerly and `compiled` once per call of the schedule, up
+    to the first call where they disagree or both raise. The float64 run of
+    `program` is the reference only a disagreement needs: it is made then.
+
+    dynamic_dims: (input index, dim) of the dims marked dynamic (mark_dynamic,
+    mark_unbacked): a call whose reuse_key an earlier call had must compile no
+    new graph (RECOMPILE). Empty: not checked.
 
     Returns a dict: status (a constant above); call (None when all agree);
     eager_error, compiled_error; bad_outputs, bad_inputs ([(index, kind,
-    detail)] from compare_outputs); strides ((index, compiled, eager)); that
-    call's actual, expected, compiled_inputs, eager_inputs, for printing; and
-    compile_seconds (the first compiled call, compiling included)."""
+    detail)] from compare_outputs); strides ((index, compiled, eager));
+    graphs ((before, after) that call, for RECOMPILE); that call's actual,
+    expected, compiled_inputs, eager_inputs, for printing; and compile_seconds
+    (the first compiled call, compiling included)."""
     result = dict(status=AGREE, call=None, eager_error=None, compiled_error=None, bad_outputs=[], bad_inputs=[],
-                  strides=None, actual=None, expected=None, compiled_inputs=None, eager_inputs=None,
+                  strides=None, graphs=None, actual=None, expected=None, compiled_inputs=None, eager_inputs=None,
                   compile_seconds=0.0)
+    seen_keys = set()
+    dynamic_dims = [tuple(x) for x in dynamic_dims]
     for call in range(calls):
         # This order fixes what each call sees (one seeded generator per
         # make_inputs, the global RNG of random ops): keep it.
@@ -47,14 +75,10 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
             expected = program(*eager_inputs)
         except Exception as e:  # any eager error is data
             eager_error = e
-        try:
-            ref64_inputs = make_inputs(call, fp64=True)
-            ref64 = program(*ref64_inputs)
-        except Exception:  # no reference: the plain tolerance decides
-            ref64_inputs = ref64 = None
         inputs = make_inputs(call)
         mark_inputs(*inputs)
         actual = compiled_error = None
+        graphs_before = _graphs() if dynamic_dims else 0
         t = time.perf_counter()
         try:
             actual = compiled(*inputs)
@@ -70,8 +94,17 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
                       else EAGER_ERROR if eager_error is not None else COMPILED_ERROR)
             result.update(here, status=status, eager_error=eager_error, compiled_error=compiled_error)
             return result
-        bad_outputs = compare_outputs(actual, expected, ref64)
-        bad_inputs = compare_outputs(inputs, eager_inputs, ref64_inputs)
+        # Without a reference the rule is strictly stricter: what passes here passes with it.
+        bad_outputs = compare_outputs(actual, expected, None)
+        bad_inputs = compare_outputs(inputs, eager_inputs, None)
+        if bad_outputs or bad_inputs:
+            try:
+                ref64_inputs = make_inputs(call, fp64=True)
+                ref64 = program(*ref64_inputs)
+            except Exception:  # no reference: the plain tolerance decides
+                ref64_inputs = ref64 = None
+            bad_outputs = compare_outputs(actual, expected, ref64)
+            bad_inputs = compare_outputs(inputs, eager_inputs, ref64_inputs)
         if bad_outputs or bad_inputs:
             result.update(here, status=MISMATCH, bad_outputs=bad_outputs, bad_inputs=bad_inputs)
             return result
@@ -80,6 +113,13 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
                 if isinstance(a, torch.Tensor) and _strides(a) != _strides(e):
                     result.update(here, status=STRIDE, strides=(i, a.stride(), e.stride()))
                     return result
+        if dynamic_dims:
+            key = reuse_key(inputs, dynamic_dims)
+            graphs_after = _graphs()
+            if key is not None and key in seen_keys and graphs_after > graphs_before:
+                result.update(here, status=RECOMPILE, graphs=(graphs_before, graphs_after))
+                return result
+            seen_keys.add(key)
     return result
 
 
@@ -99,6 +139,10 @@ def describe(result, schedule):
     elif status == STRIDE:
         i, got, want = result["strides"]
         lines.append(f"{at}: output {i}: strides {got} vs eager {want}")
+    elif status == RECOMPILE:
+        before, after = result["graphs"]
+        lines.append(f"{at}: compiled {after - before} new graph(s) although an earlier call had the same static "
+                     "sizes and its marked-dynamic dims were all >= 2")
     problems = [("output", *bad) for bad in result["bad_outputs"]] + [("input", *bad) for bad in result["bad_inputs"]]
     for where, i, kind, detail in problems:
         lines.append(f"{at}: {where} {i}: {kind} mismatch {detail}")

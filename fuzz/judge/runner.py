@@ -47,17 +47,19 @@ def prepare_process() -> None:
     _prepared = True
 
 
-def _run_once(p: Program, check_strides: bool) -> Verdict:
+def _run_once(p: Program, check_strides: bool, check_recompiles: bool) -> Verdict:
     import torch
     from torch._dynamo.utils import counters
 
     torch._dynamo.reset()
     prog = load(p)
     graphs_before = counters["stats"]["unique_graphs"]
-    compiled = compile_program(prog.program, p.settings)
-    start = time.perf_counter()
-    r = loop.run_schedule(compiled, prog.program, prog.make_inputs, prog.mark_inputs, p.calls, compare_outputs,
-                          p.settings.device, check_strides)
+    known = {k: v for k, v in p.settings.dynamo.items() if hasattr(torch._dynamo.config, k)}
+    with torch._dynamo.config.patch(**known):  # as the repro sets them before compiling
+        compiled = compile_program(prog.program, p.settings)
+        start = time.perf_counter()
+        r = loop.run_schedule(compiled, prog.program, prog.make_inputs, prog.mark_inputs, p.calls, compare_outputs,
+                              p.settings.device, check_strides, prog.dynamic_dims if check_recompiles else ())
     v = _verdict(p, r)
     v.recompiles = counters["stats"]["unique_graphs"] - graphs_before
     v.seconds = time.perf_counter() - start
@@ -79,7 +81,8 @@ def _verdict(p: Program, r: dict) -> Verdict:
     if status == loop.COMPILED_ERROR:
         e = r["compiled_error"]
         marks = {m for x in p.inputs for m in x.marks}
-        rule = expected.match([(type(x).__name__, str(x)) for x in exception_chain(e)], marks)
+        rule = expected.match([(type(x).__name__, str(x)) for x in exception_chain(e)], marks,
+                              fullgraph=p.settings.fullgraph)
         v = error_verdict(Outcome.REJECTED if rule else Outcome.COMPILED_ERROR, e, **at)
         v.rule = rule.name if rule else ""
         return v
@@ -87,6 +90,11 @@ def _verdict(p: Program, r: dict) -> Verdict:
         i, got, want = r["strides"]
         return Verdict(outcome=Outcome.STRIDE, stage=Stage.COMPARE, where=f"output {i}",
                        message=f"strides {got} vs eager {want}", **at)
+    if status == loop.RECOMPILE:
+        before, after = r["graphs"]
+        return Verdict(outcome=Outcome.RECOMPILE, stage=Stage.COMPILE, where="graphs",
+                       message=f"{after - before} new graph(s) at a call whose static sizes an earlier call had, "
+                               "every marked-dynamic dim >= 2", numbers={"graphs": after}, **at)
     if r["bad_outputs"]:
         i, kind, detail = r["bad_outputs"][0]
         where = f"output {i} ({p.outputs[i]})" if 0 <= i < len(p.outputs) else "outputs"
@@ -102,17 +110,17 @@ def _numbers(detail: dict) -> dict:
     return {k: v for k, v in detail.items() if isinstance(v, (int, float))}
 
 
-def run_case(p: Program, *, rerun: bool = True, check_strides: bool = False) -> Verdict:
+def run_case(p: Program, *, rerun: bool = True, check_strides: bool = True, check_recompiles: bool = True) -> Verdict:
     """Judge one program. A finding is rerun once (unless the first run
     poisoned the process, fuzz.judge.poison); if the rerun disagrees the
     verdict is FLAKY (not reported as a bug). Raises ProgramError for an
     invalid program."""
     typecheck(p)
     prepare_process()
-    return judge_twice(lambda: _run_once(p, check_strides), rerun)
+    return judge_twice(lambda: _run_once(p, check_strides, check_recompiles), rerun)
 
 
-def evaluate_dict(d: dict, *, rerun: bool = True, check_strides: bool = False) -> tuple[dict, str | None, dict]:
+def evaluate_dict(d: dict, *, rerun: bool = True, check_strides: bool = True) -> tuple[dict, str | None, dict]:
     """A campaign worker's judgement of one Program dict: (verdict dict, error,
     extra). error is "program" (a bad program: an INVALID verdict naming why),
     "harness" (anything else that kept it from being judged) or None."""

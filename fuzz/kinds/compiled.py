@@ -70,7 +70,7 @@ class CompiledKind(ProgramKind):
 
         prepare_process()
 
-    def evaluate(self, d: dict, rerun: bool = True, check_strides: bool = False):
+    def evaluate(self, d: dict, rerun: bool = True, check_strides: bool = True):
         from fuzz.judge.runner import evaluate_dict
 
         return evaluate_dict(d, rerun=rerun, check_strides=check_strides)

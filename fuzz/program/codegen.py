@@ -17,6 +17,7 @@ from fuzz.judge import compare as _compare
 from fuzz.judge import loop as _loop
 from fuzz.judge.backends import ModeOptions, backend, compile_kwargs
 from fuzz.program.ir import Program
+from fuzz.program.layouts import alias_lines, input_expr
 from fuzz.program.opdb import OPS
 from fuzz.program.typecheck import typecheck
 
@@ -27,34 +28,30 @@ def _dims(shape) -> str:
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
-def _numel_expr(shape) -> str:
-    return " * ".join(str(d) for d in shape) or "1"
-
-
 def input_lines(p: Program) -> list[str]:
     lines = []
     for x in p.inputs:
-        dt, shape = f"torch.{x.dtype}", list(x.shape)
-        args = f"{dt}, {x.scale!r}, g, fp64"
-        if x.layout == "transposed":
-            base = shape[:-2] + [shape[-1], shape[-2]]
-            expr = f"make({_dims(base)}, {args}).transpose(-1, -2)"
-        elif x.layout == "offset":
-            expr = f"make((3 + {_numel_expr(shape)},), {args})[3:].view({_dims(shape)})"
-        elif x.layout == "expanded":
-            base = list(shape)
-            base[x.layout_dim] = 1
-            expr = f"make({_dims(base)}, {args}).expand({_dims(shape)})"
-        else:
-            expr = f"make({_dims(shape)}, {args})"
-        lines.append(f"    {x.name} = {expr}")
+        if x.alias is not None:
+            lines += alias_lines(x)
+            continue
+        args = f"torch.{x.dtype}, {x.scale!r}, g, fp64"
+        lines.append(f"    {x.name} = {input_expr(x, list(x.shape), args)}")
     return lines
 
 
 def mark_lines(p: Program) -> list[str]:
     fn = {"dynamic": "torch._dynamo.mark_dynamic", "maybe_dynamic": "torch._dynamo.maybe_mark_dynamic",
           "unbacked": "torch._dynamo.decorators.mark_unbacked"}
-    return [f"    {fn[m]}({x.name}, {d})" for x in p.inputs for d, m in enumerate(x.marks) if m != "static"]
+    lines = []
+    for x in p.inputs:
+        for d, m in enumerate(x.marks):
+            if m == "static":
+                continue
+            dim = d - len(x.marks) if x.mark_negative else d
+            bounds = x.mark_range.get(str(d)) if m == "dynamic" else None
+            extra = f", min={bounds[0]}, max={bounds[1]}" if bounds else ""
+            lines.append(f"    {fn[m]}({x.name}, {dim}{extra})")
+    return lines
 
 
 def program_lines(p: Program) -> list[str]:
@@ -73,6 +70,16 @@ def program_lines(p: Program) -> list[str]:
     return lines
 
 
+def reuse_dims(p: Program) -> list:
+    """(input index, dim) of the dims marked mark_dynamic / mark_unbacked: the loop
+    checks that calls agreeing on every other size reuse one graph. Empty (not
+    checked) with dynamic=False, and when a data-dependent op is in the program:
+    a value read from the data may specialise a graph resumed after a break."""
+    if p.settings.dynamic is False or any(OPS[c.op].family == "data" for c in p.ops if c.op in OPS):
+        return []
+    return [(i, d) for i, x in enumerate(p.inputs) for d, m in enumerate(x.marks) if m in ("dynamic", "unbacked")]
+
+
 def module_source(p: Program) -> str:
     syms = list(p.sizes)
     schedule = [p.sizes_at(i) for i in range(p.calls)]
@@ -86,6 +93,9 @@ def module_source(p: Program) -> str:
         f"DEVICE = {p.settings.device!r}",
         "# The size schedule: one compiled callable is called once per entry.",
         f"SIZES = {json.dumps(schedule)}",
+        "# (input, dim) marked dynamic: calls that keep every other size, these >= 2, reuse one graph.",
+        f"DYNAMIC_DIMS = {reuse_dims(p)!r}",
+        f"DYNAMO_CONFIG = {dict(p.settings.dynamo)!r}",
         "",
         "",
         "def make(shape, dtype, scale, g, fp64):",
@@ -128,8 +138,12 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch._inductor.config.fallback_random = True
+    for key, value in DYNAMO_CONFIG.items():  # the case's Dynamo settings (where this torch has them)
+        if hasattr(torch._dynamo.config, key):
+            setattr(torch._dynamo.config, key, value)
     compiled = {compile_expr}
-    result = run_schedule(compiled, program, make_inputs, mark_inputs, len(SIZES), compare_outputs, DEVICE)
+    result = run_schedule(compiled, program, make_inputs, mark_inputs, len(SIZES), compare_outputs, DEVICE,
+                          dynamic_dims=DYNAMIC_DIMS)
     lines, failed = describe(result, SIZES)
     for line in lines:
         print(line)

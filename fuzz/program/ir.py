@@ -13,7 +13,7 @@ from typing import Any
 
 SCHEMA_VERSION = 1
 
-LAYOUTS = ("contiguous", "transposed", "offset", "expanded")
+from fuzz.program.layouts import LAYOUTS, VIEWS  # noqa: F401 - re-exported: the IR's vocabulary
 MARKS = ("static", "dynamic", "maybe_dynamic", "unbacked")
 DYNAMIC_FLAGS = (None, True, False)
 
@@ -45,10 +45,16 @@ class TensorInput:
     name: str
     shape: list  # items: int (literal size) or str (size symbol)
     dtype: str = "float32"
-    layout: str = "contiguous"  # transposed: storage has the last two dims swapped
-    layout_dim: int = 0  # expanded: the dim that has stride 0
+    layout: str = "contiguous"  # one of LAYOUTS (fuzz/program/layouts.py)
+    layout_dim: int = 0  # expanded: the dim with stride 0; strided: the dim stepped through
     scale: float = 1.0  # values drawn ~ N(0, scale) for floats, ints in [-8, 8]
     marks: list = field(default_factory=list)  # per dim, one of MARKS
+    offset: int = 3  # offset layout: the storage offset, in elements
+    step: int = 2  # strided layout: x[::step] along layout_dim
+    perm: list = field(default_factory=list)  # permuted layout: the dims in storage order
+    alias: dict | None = None  # a view of an earlier input's storage instead of its own (layouts.py)
+    mark_negative: bool = False  # markings name dims counted from the end (-1 for the last)
+    mark_range: dict = field(default_factory=dict)  # dim (as str) -> [min, max] given to mark_dynamic
 
 
 @dataclass
@@ -66,6 +72,8 @@ class RunSettings:
     dynamic: bool | None = None  # torch.compile(dynamic=...)
     mode: str | None = None  # torch.compile(mode=...)
     options: dict = field(default_factory=dict)  # inductor config overrides
+    fullgraph: bool = False  # torch.compile(fullgraph=...): a graph break is an error
+    dynamo: dict = field(default_factory=dict)  # torch._dynamo.config overrides (strategies/settings.py DYNAMO)
 
 
 @dataclass

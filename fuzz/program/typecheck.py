@@ -5,12 +5,15 @@ Used to validate loaded cases, by the strategies' tests, and by the shrinker."""
 from __future__ import annotations
 
 from fuzz.program import dtypes as D
-from fuzz.program.ir import DYNAMIC_FLAGS, LAYOUTS, MARKS, Program, ProgramError, TensorInput
+from fuzz.program.ir import DYNAMIC_FLAGS, LAYOUTS, MARKS, VIEWS, Program, ProgramError, TensorInput
+from fuzz.program.layouts import LAYOUT_TABLE, view_shape, window_fits
 from fuzz.program.opdb import OPS
 from fuzz.program.symbolic import Dim, ValueInfo
 
 
-def input_info(p: Program, inp: TensorInput) -> ValueInfo:
+def input_info(p: Program, inp: TensorInput, env: dict | None = None) -> ValueInfo:
+    """The ValueInfo of an input; an aliasing one shares its base's storage
+    root (env: the inputs before it), so no op writes one while reading the other."""
     calls = p.calls
     dims = []
     for d in inp.shape:
@@ -24,26 +27,52 @@ def input_info(p: Program, inp: TensorInput) -> ValueInfo:
             if d < 0:
                 raise ProgramError(f"input {inp.name}: negative size {d}")
             dims.append(Dim.literal(d, calls))
-    overlapping = inp.layout == "expanded"
-    return ValueInfo(shape=tuple(dims), dtype=inp.dtype, root=inp.name, calls=calls, overlapping=overlapping,
+    overlapping, root = LAYOUT_TABLE[inp.layout].overlapping if inp.layout in LAYOUT_TABLE else False, inp.name
+    if inp.alias and env and inp.alias.get("of") in env:
+        base = env[inp.alias["of"]]
+        overlapping, root = base.overlapping, base.root
+    return ValueInfo(shape=tuple(dims), dtype=inp.dtype, root=root, calls=calls, overlapping=overlapping,
                      is_input=True)
 
 
-def check_input(p: Program, inp: TensorInput) -> None:
+def check_input(p: Program, inp: TensorInput, earlier: dict) -> None:
+    """earlier: name -> TensorInput of the inputs before it."""
     if inp.dtype not in D.ALL:
         raise ProgramError(f"input {inp.name}: unknown dtype {inp.dtype!r}")
     if inp.layout not in LAYOUTS:
         raise ProgramError(f"input {inp.name}: unknown layout {inp.layout!r} (one of {LAYOUTS})")
     rank = len(inp.shape)
-    if inp.layout == "transposed" and rank < 2:
-        raise ProgramError(f"input {inp.name}: transposed layout needs rank >= 2")
-    if inp.layout == "expanded" and not 0 <= inp.layout_dim < rank:
-        raise ProgramError(f"input {inp.name}: expanded layout_dim {inp.layout_dim} out of range")
+    reason = LAYOUT_TABLE[inp.layout].needs(inp)
+    if reason:
+        raise ProgramError(f"input {inp.name}: {inp.layout} layout {reason}")
+    if inp.alias is not None:
+        _check_alias(p, inp, earlier)
     if inp.marks and len(inp.marks) != rank:
         raise ProgramError(f"input {inp.name}: {len(inp.marks)} marks for rank {rank}")
     for m in inp.marks:
         if m not in MARKS:
             raise ProgramError(f"input {inp.name}: unknown mark {m!r} (one of {MARKS})")
+
+
+def _check_alias(p: Program, inp: TensorInput, earlier: dict) -> None:
+    a = inp.alias
+    if not isinstance(a, dict) or a.get("of") not in earlier:
+        raise ProgramError(f"input {inp.name}: alias must name an earlier input in 'of'")
+    if a.get("view") not in VIEWS:
+        raise ProgramError(f"input {inp.name}: alias view {a.get('view')!r} is not one of {VIEWS}")
+    base = earlier[a["of"]]
+    if base.alias is not None:
+        raise ProgramError(f"input {inp.name}: aliases {base.name}, which is an alias itself")
+    shape = view_shape(a, base)
+    if shape is None or list(inp.shape) != shape:
+        raise ProgramError(f"input {inp.name}: its shape {inp.shape} is not the {a['view']} view of {base.name}")
+    if inp.dtype != base.dtype or inp.layout != "contiguous":
+        raise ProgramError(f"input {inp.name}: an alias has its base's dtype and no layout of its own")
+    if a.get("view") == "narrow" and not window_fits(a, min(input_info(p, base).shape[a["dim"]].values)):
+        raise ProgramError(f"input {inp.name}: the narrow window leaves {base.name}'s dim at some call")
+    calls = a.get("calls")
+    if calls is not None and (not isinstance(calls, list) or len(calls) != p.calls):
+        raise ProgramError(f"input {inp.name}: alias calls must have one bool per call of the schedule")
 
 
 def typecheck(p: Program) -> dict[str, ValueInfo]:
@@ -56,8 +85,8 @@ def typecheck(p: Program) -> dict[str, ValueInfo]:
     for inp in p.inputs:
         if not inp.name.isidentifier() or inp.name in env:
             raise ProgramError(f"input name {inp.name!r} is not a fresh identifier")
-        check_input(p, inp)
-        env[inp.name] = input_info(p, inp)
+        check_input(p, inp, {x.name: x for x in p.inputs[:len(env)]})
+        env[inp.name] = input_info(p, inp, env)
     for i, call in enumerate(p.ops):
         if call.op not in OPS:
             raise ProgramError(f"ops[{i}]: unknown op {call.op!r}")

@@ -97,10 +97,10 @@ def _op(name, dtypes, params, check, shape, render, api, doc, dims=_indexable_di
 _op("index_select", _ANY, _params, _check, _with_len,
     lambda x, a, p: f"torch.index_select({x}, {p['dim']}, {_idx(x, a, p)})",
     "torch.index_select", "index_select with a made index")
-_op("gather", _ANY, lambda a: _params(a, extra=None), _check, lambda a, p: a.shape,
+_op("gather", _ANY, lambda a: _params(a, extra=None), _check, _with_len,
     lambda x, a, p: f"torch.gather({x}, {p['dim']}, {_full_index(x, a, p)})", "torch.gather",
     "gather along a dim with a made index of x's shape")
-_op("take_along_dim", _ANY, _params, _check, lambda a, p: a.shape,
+_op("take_along_dim", _ANY, _params, _check, _with_len,
     lambda x, a, p: f"torch.take_along_dim({x}, {_full_index(x, a, p)}, dim={p['dim']})", "torch.take_along_dim",
     "take_along_dim with a made index of x's shape")
 _op("scatter", _ANY, lambda a: _params(a, rotation=True), lambda a, p: _check(a, p, rotation=True),

@@ -74,6 +74,8 @@ def _pad_params(a: ValueInfo):
         p = {"mode": mode, "pad": ws}
         if mode == "constant":
             vals = _PAD_VALUES_FLOAT if D.is_floating(a.dtype) else _PAD_VALUES_INT
+            if a.dtype == "uint8":  # a pad value must fit the dtype (eager checks it)
+                vals = [v for v in vals if v >= 0]
             p["value"] = draw_(st.sampled_from(vals if a.dtype != "bool" else [0, 1]))
         return p
 

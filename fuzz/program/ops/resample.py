@@ -34,8 +34,8 @@ def _interp_check(args, p):
     a = args[0]
     if a.dtype not in _FLOAT or a.rank not in _MODES or p.get("mode") not in _MODES[a.rank]:
         return "interpolate takes a floating (N, C, W) or (N, C, H, W) tensor and a mode for its rank"
-    if any(d.min < 1 for d in a.shape[2:]):
-        return "interpolate of a spatial dim that is empty at some call"
+    if any(d.min < 1 for d in a.shape):
+        return "interpolate of a tensor that is empty at some call (eager refuses it)"
     if any(_scaled(v, p["scale"]) < 1 for d in a.shape[2:] for v in d.values):
         return "interpolate to an empty size at some call"
     return None
@@ -48,7 +48,7 @@ def _interp_render(n, p, infos):
 
 OPS.add(OpSpec(
     name="interpolate", family="resample", arity=1,
-    accepts=lambda a: (a.dtype in _FLOAT and a.rank in _MODES
+    accepts=lambda a: (a.dtype in _FLOAT and a.rank in _MODES and all(d.min >= 1 for d in a.shape)
                        and all(_scaled(v, 0.5) >= 1 for d in a.shape[2:] for v in d.values)),
     params=lambda args: _interp_params(args[0]), check=_interp_check,
     infer=lambda args, p, out: _fresh(args[0], out, shape=tuple(args[0].shape[:2]) + tuple(
