@@ -183,5 +183,26 @@ def widens_narrow_ints(gm, example_inputs):
     return run
 
 
+def wrong_gradients(gm, example_inputs):
+    """Right forward, wrong backward: AOTAutograd's backward graph runs
+    eagerly and its first non-empty gradient comes back scaled by 1.5."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    def forward(fw, _):
+        return fw.forward
+
+    def backward(bw, _):
+        def run(*args):
+            out = list(bw(*args))
+            for i, g in enumerate(out):
+                if isinstance(g, torch.Tensor) and g.is_floating_point() and g.numel() > 0:
+                    out[i] = g * 1.5
+                    break
+            return out
+        return run
+
+    return aot_autograd(fw_compiler=forward, bw_compiler=backward)(gm, example_inputs)
+
+
 PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_odd_reflect", "wrong_after_matmul",
-           "wrong_with_data_dependent", "wrong_strides", "breaks_on_alias", "widens_narrow_ints")
+           "wrong_with_data_dependent", "wrong_strides", "breaks_on_alias", "widens_narrow_ints", "wrong_gradients")

@@ -23,6 +23,8 @@ _MORE = (False, True, True, True)
 # matrices, NCHW tensors) and are where dynamic-shape consumers of pads and
 # views break. Listed after the simple ones, so shrinking still moves away.
 FAMILY_WEIGHTS = {"matrix": 3, "nn": 2, "index": 2, "resample": 2}
+# How often a case judges gradients too: never first (shrinks to forward only).
+_BACKWARD = (False, False, False, True)
 # Whether a second or third operand is a fresh input when a value would fit too.
 _FRESH = (False, False, True)
 
@@ -65,6 +67,7 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
     if unknown:
         raise InvalidArgument(f"unknown ops {sorted(unknown)}; see `shapefuzz ops`")
     menu = {f: [o for o in OPS.family(f) if ops is None or o.name in ops] for f in fams}
+    grad_menu = {f: [o for o in specs if o.grad] for f, specs in menu.items()}
 
     @st.composite
     def draw(d):
@@ -75,6 +78,8 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
         sizes = {k: v[:calls] for k, v in drawn.items()}
         n_inputs = d(st.integers(1, max_inputs))
         inputs = [d(tensor_inputs(sizes, name=f"x{i}", dtypes=dtypes, max_rank=max_rank)) for i in range(n_inputs)]
+        # A backward case: drawn before the ops, which it limits to differentiable ones that write no input.
+        backward = d(st.sampled_from(_BACKWARD))
         alias = d(aliases(inputs, sizes, calls, name=f"x{n_inputs}"))
         if alias is not None:
             inputs.append(alias)
@@ -82,7 +87,8 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
         calls_, used = [], set()
         while len(calls_) < max_ops:
             # One span per op, its continue-coin included: the shrinker deletes an op whole.
-            call = d(_op_or_stop(draft, menu, f"v{len(calls_)}", must=len(calls_) < min_ops))
+            call = d(_op_or_stop(draft, grad_menu if backward else menu, f"v{len(calls_)}",
+                                 must=len(calls_) < min_ops, backward=backward))
             if call is None:
                 break
             spec = OPS[call.op]
@@ -101,7 +107,7 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
         settings = RunSettings(backend=backend, device=device, dynamic=d(st.sampled_from(dynamic_flags)),
                                mode=d(st.sampled_from(modes)),
                                options=d(compile_options(options_menu)) if takes_inductor_options(backend) else {},
-                               fullgraph=d(st.sampled_from((False, False, True))),
+                               fullgraph=d(st.sampled_from((False, False, True))), backward=backward,
                                dynamo=d(dynamo_settings(data_dependent=data_dependent)))
         for x in inputs:
             x.mark_negative, x.mark_range = d(mark_styles(x, sizes))
@@ -200,17 +206,20 @@ def _draw_usable(d, items, ok):
 
 
 @st.composite
-def _op_or_stop(d, draft, menu, out, must):
+def _op_or_stop(d, draft, menu, out, must, backward=False):
     more = d(st.sampled_from(_MORE))  # drawn even when `must`, so every op's span has one shape
-    return _draw_op(d, draft, menu, out) if more or must else None
+    return _draw_op(d, draft, menu, out, backward) if more or must else None
 
 
-def _draw_op(d, draft, menu, out):
+def _draw_op(d, draft, menu, out, backward=False):
     env = draft.env
     values = [env[n] for n in draft.inputs_names + draft.values]
     a_name = _draw_ref(d, draft)
     a = env[a_name]
-    usable = {f: [o for o in specs if o.applicable(a, values)] for f, specs in menu.items()}
+    # an input that requires grad (or a view of it) cannot be written in place
+    writable = not (backward and a.root in draft.inputs_names)
+    usable = {f: [o for o in specs if o.applicable(a, values) and (writable or not o.mutates)]
+              for f, specs in menu.items()}
     fam = _draw_usable(d, [f for f in menu for _ in range(FAMILY_WEIGHTS.get(f, 1))], lambda f: bool(usable[f]))
     if fam is None:
         return None

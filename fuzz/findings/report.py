@@ -40,6 +40,7 @@ _SYMPTOM = {
     Outcome.DTYPE: "returns the wrong dtype",
     Outcome.STRIDE: "returns wrong strides",
     Outcome.RECOMPILE: "recompiles where it should reuse the graph",
+    Outcome.GRADIENT: "gives wrong gradients",
     Outcome.INPUT_MUTATION: "mutates its input differently from eager",
     Outcome.HANG: "hangs",
     Outcome.OK: "passes",

@@ -23,7 +23,8 @@ from fuzz.judge.verdict import Outcome, Verdict
 VERSION = 1
 
 _VALUE_OUTCOMES = frozenset({Outcome.DIVERGENCE, Outcome.NONFINITE, Outcome.SHAPE, Outcome.DTYPE,
-                             Outcome.STRIDE, Outcome.RECOMPILE, Outcome.INPUT_MUTATION, Outcome.OK})
+                             Outcome.STRIDE, Outcome.RECOMPILE, Outcome.GRADIENT, Outcome.INPUT_MUTATION,
+                             Outcome.OK})
 _MAX_MESSAGE = 400
 
 

@@ -19,6 +19,7 @@ COMPILED_ERROR = "compiled-error"  # compiled raised, eager returned
 MISMATCH = "mismatch"  # outputs, or inputs after the call, differ
 STRIDE = "stride"  # values agree, an output's strides differ (only with check_strides)
 RECOMPILE = "recompile"  # a call that should reuse the compiled graph compiled another one
+GRADIENT = "gradient"  # outputs agree, the gradients of a loss of them do not
 
 
 def _strides(t):
@@ -45,8 +46,20 @@ def reuse_key(inputs, dynamic_dims):
     return static, tuple(marked.index(n) for n in marked)
 
 
+def grads(outputs, inputs):
+    """Gradients of sum(out**2)/2 over the floating outputs that require grad,
+    for each input that is a leaf requiring grad (None for the others)."""
+    outs = [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad]
+    leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad and t.is_leaf]
+    if not outs or not leaves:
+        return [None] * len(inputs)
+    loss = sum(((o if o.dtype == torch.float64 else o.float()) ** 2).sum() / 2 for o in outs)
+    got = dict(zip(map(id, leaves), torch.autograd.grad(loss, leaves, allow_unused=True)))
+    return [got.get(id(t)) for t in inputs]
+
+
 def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_outputs, device="cpu",
-                 check_strides=True, dynamic_dims=()):
+                 check_strides=True, dynamic_dims=(), backward=False):
     """Call `program` eagerly and `compiled` once per call of the schedule, up
     to the first call where they disagree or both raise. The float64 run of
     `program` is the reference only a disagreement needs: it is made then.
@@ -55,6 +68,9 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
     mark_unbacked): a call whose reuse_key an earlier call had must compile no
     new graph (RECOMPILE). Empty: not checked.
 
+    backward: once the outputs agree, the gradients (`grads`) are compared
+    under the same rule; an error there has stage "backward".
+
     Returns a dict: status (a constant above); call (None when all agree);
     eager_error, compiled_error; bad_outputs, bad_inputs ([(index, kind,
     detail)] from compare_outputs); strides ((index, compiled, eager));
@@ -62,8 +78,8 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
     expected, compiled_inputs, eager_inputs, for printing; and compile_seconds
     (the first compiled call, compiling included)."""
     result = dict(status=AGREE, call=None, eager_error=None, compiled_error=None, bad_outputs=[], bad_inputs=[],
-                  strides=None, graphs=None, actual=None, expected=None, compiled_inputs=None, eager_inputs=None,
-                  compile_seconds=0.0)
+                  bad_grads=[], stage="forward", strides=None, graphs=None, actual=None, expected=None,
+                  compiled_inputs=None, eager_inputs=None, compile_seconds=0.0)
     seen_keys = set()
     dynamic_dims = [tuple(x) for x in dynamic_dims]
     for call in range(calls):
@@ -89,6 +105,13 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
         if call == 0:
             result["compile_seconds"] = time.perf_counter() - t
         here = dict(call=call, actual=actual, expected=expected, compiled_inputs=inputs, eager_inputs=eager_inputs)
+        if backward and compiled_error is not None and eager_error is None:
+            # AOTAutograd traces the backward with the forward: an op eager cannot
+            # differentiate fails the compiled forward but only eager's backward.
+            try:
+                grads(expected, eager_inputs)
+            except Exception as e:
+                eager_error = e
         if eager_error is not None or compiled_error is not None:
             status = (BOTH_ERROR if eager_error is not None and compiled_error is not None
                       else EAGER_ERROR if eager_error is not None else COMPILED_ERROR)
@@ -113,6 +136,8 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
                 if isinstance(a, torch.Tensor) and _strides(a) != _strides(e):
                     result.update(here, status=STRIDE, strides=(i, a.stride(), e.stride()))
                     return result
+        if backward and _judge_grads(result, here, program, make_inputs, call, compare_outputs):
+            return result
         if dynamic_dims:
             key = reuse_key(inputs, dynamic_dims)
             graphs_after = _graphs()
@@ -121,6 +146,37 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
                 return result
             seen_keys.add(key)
     return result
+
+
+def _judge_grads(result, here, program, make_inputs, call, compare_outputs):
+    """Compare the gradients of this call; True (result updated) when they disagree or raise."""
+    eager_error = compiled_error = None
+    try:
+        expected = grads(here["expected"], here["eager_inputs"])
+    except Exception as e:  # any eager error is data
+        eager_error = e
+    try:
+        actual = grads(here["actual"], here["compiled_inputs"])
+    except Exception as e:
+        compiled_error = e
+    if eager_error is not None or compiled_error is not None:
+        status = (BOTH_ERROR if eager_error is not None and compiled_error is not None
+                  else EAGER_ERROR if eager_error is not None else COMPILED_ERROR)
+        result.update(here, status=status, eager_error=eager_error, compiled_error=compiled_error, stage="backward")
+        return True
+    bad = compare_outputs(actual, expected, None)
+    if bad:
+        try:
+            ref_inputs = make_inputs(call, fp64=True)
+            ref = grads(program(*ref_inputs), ref_inputs)
+        except Exception:  # no reference: the plain tolerance decides
+            ref = None
+        bad = compare_outputs(actual, expected, ref)
+    if bad:
+        result.update(here, status=GRADIENT, bad_grads=bad, stage="backward", actual_grads=actual,
+                      expected_grads=expected)
+        return True
+    return False
 
 
 def describe(result, schedule):
@@ -132,13 +188,17 @@ def describe(result, schedule):
         lines.append(f"{at}: eager and compiled both raise; not a compiler bug")
     elif status == COMPILED_ERROR:
         e = result["compiled_error"]
-        lines.append(f"{at}: compiled raised {type(e).__name__}: {e}")
+        lines.append(f"{at}: compiled raised {type(e).__name__}: {e}"
+                     + (" (in the backward pass)" if result.get("stage") == "backward" else ""))
     elif status == EAGER_ERROR:
         e = result["eager_error"]
         lines.append(f"{at}: eager raised {type(e).__name__}: {e}; compiled returned")
     elif status == STRIDE:
         i, got, want = result["strides"]
         lines.append(f"{at}: output {i}: strides {got} vs eager {want}")
+    elif status == GRADIENT:
+        for i, kind, detail in result["bad_grads"]:
+            lines.append(f"{at}: gradient of input {i}: {kind} mismatch {detail}")
     elif status == RECOMPILE:
         before, after = result["graphs"]
         lines.append(f"{at}: compiled {after - before} new graph(s) although an earlier call had the same static "

@@ -59,7 +59,8 @@ def _run_once(p: Program, check_strides: bool, check_recompiles: bool) -> Verdic
         compiled = compile_program(prog.program, p.settings)
         start = time.perf_counter()
         r = loop.run_schedule(compiled, prog.program, prog.make_inputs, prog.mark_inputs, p.calls, compare_outputs,
-                              p.settings.device, check_strides, prog.dynamic_dims if check_recompiles else ())
+                              p.settings.device, check_strides, prog.dynamic_dims if check_recompiles else (),
+                              backward=prog.backward)
     v = _verdict(p, r)
     v.recompiles = counters["stats"]["unique_graphs"] - graphs_before
     v.seconds = time.perf_counter() - start
@@ -74,6 +75,8 @@ def _verdict(p: Program, r: dict) -> Verdict:
     if status == loop.AGREE:
         return Verdict(outcome=Outcome.OK)
     at = dict(call=r["call"], sizes=p.sizes_at(r["call"]))
+    if r.get("stage") == "backward":
+        at["where"] = "backward"
     if status == loop.BOTH_ERROR:
         return error_verdict(Outcome.INVALID, r["eager_error"], **at)
     if status == loop.EAGER_ERROR:
@@ -90,6 +93,12 @@ def _verdict(p: Program, r: dict) -> Verdict:
         i, got, want = r["strides"]
         return Verdict(outcome=Outcome.STRIDE, stage=Stage.COMPARE, where=f"output {i}",
                        message=f"strides {got} vs eager {want}", **at)
+    if status == loop.GRADIENT:
+        i, kind, detail = r["bad_grads"][0]
+        name = p.inputs[i].name if 0 <= i < len(p.inputs) else "inputs"
+        return Verdict(outcome=COMPARE_OUTCOME[kind] if kind != "values" else Outcome.GRADIENT, stage=Stage.COMPARE,
+                       where=f"gradient of {name}", message=f"{kind} mismatch of a gradient: {detail}"
+                       if kind != "values" else "", numbers=_numbers(detail), call=at["call"], sizes=at["sizes"])
     if status == loop.RECOMPILE:
         before, after = r["graphs"]
         return Verdict(outcome=Outcome.RECOMPILE, stage=Stage.COMPILE, where="graphs",

@@ -18,6 +18,7 @@ class Outcome(str, Enum):
     SHAPE = "shape-mismatch"
     DTYPE = "dtype-mismatch"
     STRIDE = "stride-mismatch"
+    GRADIENT = "gradient-mismatch"  # outputs agree, gradients do not
     RECOMPILE = "unexpected-recompile"  # a call that should have reused the compiled graph compiled anew
     INPUT_MUTATION = "input-mutation-mismatch"
     COMPILED_ERROR = "compiled-only-error"  # compiled raises, eager does not

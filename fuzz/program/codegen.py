@@ -16,6 +16,7 @@ import json
 from fuzz.judge import compare as _compare
 from fuzz.judge import loop as _loop
 from fuzz.judge.backends import ModeOptions, backend, compile_kwargs
+from fuzz.program.dtypes import FLOATING
 from fuzz.program.ir import Program
 from fuzz.program.layouts import alias_lines, input_expr
 from fuzz.program.opdb import OPS
@@ -36,6 +37,8 @@ def input_lines(p: Program) -> list[str]:
             continue
         args = f"torch.{x.dtype}, {x.scale!r}, g, fp64"
         lines.append(f"    {x.name} = {input_expr(x, list(x.shape), args)}")
+        if p.settings.backward and x.dtype in FLOATING:  # a leaf with its layout: gradients flow to it
+            lines.append(f"    {x.name} = {x.name}.detach().requires_grad_()")
     return lines
 
 
@@ -96,6 +99,8 @@ def module_source(p: Program) -> str:
         "# (input, dim) marked dynamic: calls that keep every other size, these >= 2, reuse one graph.",
         f"DYNAMIC_DIMS = {reuse_dims(p)!r}",
         f"DYNAMO_CONFIG = {dict(p.settings.dynamo)!r}",
+        "# Judge the gradients of a loss of the outputs with respect to the inputs too.",
+        f"BACKWARD = {bool(p.settings.backward)!r}",
         "",
         "",
         "def make(shape, dtype, scale, g, fp64):",
@@ -143,7 +148,7 @@ def main():
             setattr(torch._dynamo.config, key, value)
     compiled = {compile_expr}
     result = run_schedule(compiled, program, make_inputs, mark_inputs, len(SIZES), compare_outputs, DEVICE,
-                          dynamic_dims=DYNAMIC_DIMS)
+                          dynamic_dims=DYNAMIC_DIMS, backward=BACKWARD)
     lines, failed = describe(result, SIZES)
     for line in lines:
         print(line)

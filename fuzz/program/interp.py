@@ -18,6 +18,7 @@ class Loaded:
     make_inputs: Callable  # make_inputs(call, fp64=False) -> list of tensors
     mark_inputs: Callable  # applies the dynamic markings in place
     dynamic_dims: list  # (input, dim) whose calls must reuse one graph (codegen.reuse_dims)
+    backward: bool  # judge gradients too
     source: str
 
 
@@ -28,4 +29,4 @@ def load(p: Program) -> Loaded:
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     ns: dict = {"__name__": "shapefuzz_program"}
     exec(compile(src, filename, "exec"), ns)
-    return Loaded(ns["program"], ns["make_inputs"], ns["mark_inputs"], ns["DYNAMIC_DIMS"], src)
+    return Loaded(ns["program"], ns["make_inputs"], ns["mark_inputs"], ns["DYNAMIC_DIMS"], ns["BACKWARD"], src)

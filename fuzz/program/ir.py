@@ -73,6 +73,7 @@ class RunSettings:
     mode: str | None = None  # torch.compile(mode=...)
     options: dict = field(default_factory=dict)  # inductor config overrides
     fullgraph: bool = False  # torch.compile(fullgraph=...): a graph break is an error
+    backward: bool = False  # floating inputs require grad; gradients of a loss of the outputs are judged too
     dynamo: dict = field(default_factory=dict)  # torch._dynamo.config overrides (strategies/settings.py DYNAMO)
 
 

@@ -53,6 +53,7 @@ class OpSpec:
     api: str = ""  # the torch API exercised ("torch.mm", "F.pad"): reports and `shapefuzz ops` name it
     dtypes: frozenset = frozenset(D.ALL)  # the first operand's dtypes it takes
     label_fn: Callable[[dict], str] | None = None  # a report's name for it, from its params (pad: its mode)
+    grad: bool = True  # eager can differentiate it (backward cases draw only such ops)
     doc: str = ""
 
     def __post_init__(self):

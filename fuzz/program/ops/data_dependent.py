@@ -30,10 +30,10 @@ def _nonzero_mask(x: str, dt: str) -> str:
     return x if dt == "bool" else f"({x} > 0)"
 
 
-def _op(name, accepts, params, check, infer, render, api, doc):
+def _op(name, accepts, params, check, infer, render, api, doc, grad=True):
     return OPS.add(OpSpec(name=name, family="data", arity=1, accepts=accepts, params=lambda args: params(args[0]),
                           check=lambda args, p: check(args[0], p), infer=lambda args, p, out: infer(args[0], p, out),
-                          render=lambda n, p, i: render(n[0], p, i[0]), api=api, doc=doc))
+                          render=lambda n, p, i: render(n[0], p, i[0]), api=api, doc=doc, grad=grad))
 
 
 def _none(a, p):
@@ -56,7 +56,7 @@ _op("unique", lambda a: a.rank >= 1,
     lambda a, p: None if p.get("take") in ("values", "counts") else "unique: take values or counts",
     lambda a, p, out: _fresh(a, out, shape=(unknown(out, a.calls),), dtype=a.dtype if p["take"] == "values" else "int64"),
     lambda x, p, a: f"torch.unique({x}, sorted=True, return_counts=True)[{0 if p['take'] == 'values' else 1}]",
-    "torch.unique", "sorted unique values, or their counts")
+    "torch.unique", "sorted unique values, or their counts", grad=False)
 _op("bincount", lambda a: a.dtype in D.INTEGRAL or a.dtype == "bool", lambda a: st.sampled_from([8, 3]).map(
     lambda m: {"mod": m}),
     lambda a, p: None if (a.dtype in D.INTEGRAL or a.dtype == "bool") and p.get("mod", 0) >= 1 else "bincount of ints",
