@@ -103,7 +103,8 @@ def _verdict(p: Program, r: dict) -> Verdict:
         before, after = r["graphs"]
         return Verdict(outcome=Outcome.RECOMPILE, stage=Stage.COMPILE, where="graphs",
                        message=f"{after - before} new graph(s) at a call whose static sizes an earlier call had, "
-                               "every marked-dynamic dim >= 2", numbers={"graphs": after}, **at)
+                               f"every marked-dynamic dim >= 2; marked: {_marks_text(p)}",
+                       numbers={"graphs": after}, **at)
     if r["bad_outputs"]:
         i, kind, detail = r["bad_outputs"][0]
         where = f"output {i} ({p.outputs[i]})" if 0 <= i < len(p.outputs) else "outputs"
@@ -113,6 +114,12 @@ def _verdict(p: Program, r: dict) -> Verdict:
     i, kind, detail = r["bad_inputs"][0]
     return Verdict(outcome=Outcome.INPUT_MUTATION, stage=Stage.COMPARE, where=f"input {p.inputs[i].name}",
                    message=f"{kind} mismatch after the call", numbers=_numbers(detail), **at)
+
+
+def _marks_text(p: Program) -> str:
+    """The dynamic markings as the repro writes them: 'x0 dim -2 (dynamic), ...'."""
+    return ", ".join(f"{x.name} dim {d - len(x.marks) if x.mark_negative else d} ({m})"
+                     for x in p.inputs for d, m in enumerate(x.marks) if m != "static") or "none"
 
 
 def _numbers(detail: dict) -> dict:
