@@ -5,7 +5,7 @@ from __future__ import annotations
 # through the module, not its names: tests replace fuzz.findings.replay.replay
 from fuzz.findings import replay as R
 
-from fuzz.cli.common import EXIT_BAD_INPUT, error, parse_duration, print_json
+from fuzz.cli.common import EXIT_BAD_INPUT, count, error, parse_duration, print_json
 
 
 def add_parser(subparsers):
@@ -20,7 +20,7 @@ def add_parser(subparsers):
     r.add_argument("--json", action="store_true", help="print the rows as JSON")
     r.add_argument("--fail-on-fixed", action="store_true", help="exit 1 when an entry is fixed, too")
     r.add_argument("--timeout", type=parse_duration, default=600.0, help="per subprocess (default 600s)")
-    r.add_argument("--jobs", "-j", type=int, default=1, help="entries replayed at once (default 1)")
+    r.add_argument("--jobs", "-j", type=count(1), default=1, help="entries replayed at once (default 1)")
     r.set_defaults(fn=cmd)
     return r
 
