@@ -1,6 +1,6 @@
 """Judging in a fresh process, and reading a process that died.
 
-`judge_in_subprocess` runs `python -m fuzz check PROGRAM --json` in a new
+`judge_in_subprocess` runs `python -m fuzz check PROGRAM --json --in-process` in a new
 process group: a child killed by a signal becomes a CRASH verdict, one past
 its time limit a HANG verdict, as the worker pool reports them. Replay, the
 pytest corpus plugin and the compiled kind's isolated judging use it; the
@@ -79,11 +79,12 @@ def _parse_json_object(out: str) -> dict | None:
 
 def judge_in_subprocess(program_path, *, timeout: float = 600.0, python: str | None = None,
                         cache_dir: str | None = None) -> Verdict:
-    """The verdict of `python -m fuzz check PROGRAM --json`, run in a fresh
+    """The verdict of `python -m fuzz check PROGRAM --json --in-process`, run in a fresh
     process. A child killed by a signal is a CRASH verdict, one past the time
     limit a HANG verdict (as the worker pool reports them); anything else
     that yields no verdict raises JudgeError."""
-    cmd = [python or sys.executable, "-X", "faulthandler", "-m", "fuzz", "check", str(program_path), "--json"]
+    cmd = [python or sys.executable, "-X", "faulthandler", "-m", "fuzz", "check", str(program_path), "--json",
+           "--in-process"]
     start = time.monotonic()
     rc, out, err = run_command(cmd, timeout=timeout, env=child_env(cache_dir), cwd=_ROOT)
     if rc is None:
