@@ -42,3 +42,26 @@ def device_type(text: str) -> str:
 
 def is_cuda(text: str) -> bool:
     return device_type(text) == "cuda"
+
+
+def missing(text: str) -> str | None:
+    """Why this machine has no `text` device (no CUDA device, a CUDA index past
+    the last one, no torch_xla for an XLA device), or None when it has it.
+    Imports torch only for a CUDA device."""
+    dev = parse(text)
+    if dev.type == "xla":
+        import importlib.util
+
+        return None if importlib.util.find_spec("torch_xla") else "this Python has no torch_xla (docs/xla.md)"
+    if dev.type != "cuda":
+        return None
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed"
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if n == 0:
+        return "this machine has no CUDA device"
+    if dev.index is not None and dev.index >= n:
+        return f"this machine has {n} CUDA device{'s' * (n > 1)} (cuda:0..cuda:{n - 1})"
+    return None

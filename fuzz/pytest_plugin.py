@@ -3,7 +3,9 @@
     pytest -p fuzz.pytest_plugin --shapefuzz-corpus corpus/
 
 (or, installed, through the `pytest11` entry point: just --shapefuzz-corpus).
-Every corpus entry becomes one test item, named "KEY: SIGNATURE TEXT", that
+Only the corpus is collected, not the ini's testpaths or the current
+directory (test paths named on the command line still are). Every corpus
+entry becomes one test item, named "KEY: SIGNATURE TEXT", that
 judges the entry's program against the installed torch and is expected to
 fail while the bug stands, like a strict xfail:
 
@@ -11,7 +13,9 @@ fail while the bug stands, like a strict xfail:
 * FAILED with "fixed upstream? (entry ..., signature ...)" when it no longer
   does -- it passes now, or fails in another way (named in the message);
   time to check the upstream issue and drop or update the entry;
-* ERROR for an entry that cannot be read (corrupt or hand-edited files).
+* ERROR for an entry that cannot be read (corrupt or hand-edited files);
+* SKIPPED, with the reason, for an entry whose device or stack this machine
+  lacks (a CUDA entry without a GPU, a torch_xla entry without torch_xla).
 
 Programs are judged in the pytest process (fuzz.judge.runner.run_case, which also
 silences torch's warnings and logs for the process) unless
@@ -117,6 +121,10 @@ class CorpusItem(pytest.Item):
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "shapefuzz_corpus: a corpus entry replayed as an expected failure")
+    if config.getoption("shapefuzz_corpus") and config.args_source is not config.ArgsSource.ARGS:
+        # Only the corpus: not the testpaths of the project's ini (shapefuzz's own suite is 30 minutes)
+        # nor the invocation dir. Test paths named on the command line are still collected.
+        config.args = []
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k/-m deselection, so they apply to corpus items too

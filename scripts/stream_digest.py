@@ -19,6 +19,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
+def _pin_constants():
+    """The same generation for both trees: Hypothesis's harvesting of local
+    literals off, as fuzz/campaign/generate.py does (the flat layout lacked it)."""
+    from hypothesis.internal.conjecture import providers
+    from hypothesis.internal.constants_ast import Constants
+
+    empty = Constants()
+    providers._get_local_constants = lambda: empty
+    providers.CONSTANTS_CACHE.cache.clear()
+
+
 def _imports():
     try:  # the layout by stage
         from fuzz.campaign.driver import CampaignConfig
@@ -42,6 +53,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-judge", action="store_true", help="digest the programs only")
     args = ap.parse_args(argv)
     CampaignConfig, generate, signature, run_case = _imports()
+    _pin_constants()
     from strategies import programs
 
     cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed)

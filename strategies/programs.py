@@ -9,7 +9,8 @@ from fuzz.program.ir import OpCall, Program, RunSettings, TensorInput
 from fuzz.program.layouts import view_shape
 from fuzz.program.opdb import OPS
 from fuzz.program.opspec import FAMILIES
-from fuzz.program.typecheck import input_info
+from fuzz.program.ir import MAX_RANK
+from fuzz.program.typecheck import input_info, over_limits
 
 from ._validate import check_range
 from .markings import dynamic_markings, mark_styles, symbol_marks
@@ -58,6 +59,11 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
     check_range("min_ops", min_ops, "max_ops", max_ops)
     check_range("max_inputs", 1, "max_inputs", max_inputs, floor=1)
     check_range("max_symbols", 1, "max_symbols", max_symbols, floor=1)
+    check_range("max_rank", 0, "max_rank", max_rank)
+    if max_rank > MAX_RANK:
+        from hypothesis.errors import InvalidArgument
+
+        raise InvalidArgument(f"max_rank={max_rank} exceeds the limit of {MAX_RANK} (fuzz/program/ir.py)")
     from hypothesis.errors import InvalidArgument
 
     fams = [f for f in FAMILIES if f in families]
@@ -93,8 +99,14 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
                 break
             spec = OPS[call.op]
             args = [draft.env[a] for a in call.args]
+            result = spec.infer(args, call.params, call.out)
+            if over_limits(result):  # past the resource limits a loaded case is held to: end here
+                from hypothesis import assume
+
+                assume(len(calls_) >= min_ops)
+                break
             draft.guarded |= spec.guards(args, call.params)
-            draft.env[call.out] = spec.infer(args, call.params, call.out)
+            draft.env[call.out] = result
             used.update(call.args)
             draft.values.append(call.out)
             calls_.append(call)

@@ -172,3 +172,23 @@ def test_bench_without_torch_xla_is_bad_input():
 def test_shrink_fault_is_for_step_programs_only(case):
     r = shapefuzz("shrink", case(program(RELU, backend="eager")), "--fault", "cached-result")
     assert r.returncode == 2 and "step programs only" in r.stderr
+
+
+@pytest.mark.parametrize("fault,timeout,outcome,needle", [
+    ("segfault", "300", "crash", "SIGSEGV"), ("hang", "8", "hang", "no verdict within the time limit (8 s)")])
+def test_check_judges_in_a_sandbox(case, fault, timeout, outcome, needle):
+    """A compiler that kills or hangs its process is a verdict of check (exit 1), not the end of check."""
+    path = case(program(RELU, sizes={"s0": [3, 9, 12]}, backend="eager"))
+    r = shapefuzz("check", path, "--backend", f"fuzz.judge.faults:{fault}", "--timeout", timeout)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.startswith(f"{path}: {outcome}") and needle in r.stdout and "Traceback" not in r.stderr
+    js = shapefuzz("check", path, "--backend", f"fuzz.judge.faults:{fault}", "--timeout", timeout, "--json")
+    assert js.returncode == 1 and json.loads(js.stdout)["outcome"] == outcome
+
+
+def test_check_in_process_opts_out_of_the_sandbox(case):
+    path = case(program(RELU, sizes={"s0": [3, 9, 12]}, backend="eager"))
+    r = shapefuzz("check", path, "--backend", "fuzz.judge.faults:segfault", "--in-process")
+    assert r.returncode == -11  # this process is the one that died
+    ok = shapefuzz("check", path, "--in-process")
+    assert ok.returncode == 0 and "ok" in ok.stdout

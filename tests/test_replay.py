@@ -247,3 +247,76 @@ def test_cuda_entry_is_skipped_on_a_machine_without_cuda(tmp_path):
     rows = replay(tmp_path, timeout=60)
     assert [r.status for r in rows] == [SKIPPED] and "CUDA" in rows[0].reason
     assert exit_status(rows) == 0
+
+
+def _cuda_corpus(root, n=1):
+    """n recorded CUDA entries (their repro.py cannot run on this machine)."""
+    for i in range(n):
+        p = program([RELU, PAD, ADD][i])  # other op families: other signatures
+        p.settings.device = "cuda"
+        v = Verdict(outcome=Outcome.DIVERGENCE, where="output 0", message="values mismatch")
+        Corpus(root).record(p, v, signature(v, p))
+    return root
+
+
+def _no_cuda():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("checks a machine without CUDA")
+
+
+def test_repro_without_its_device_exits_77_and_replay_counts_it_skipped(tmp_path):
+    import subprocess
+    import sys
+
+    _no_cuda()
+    (entry,) = [d for d in _cuda_corpus(tmp_path).iterdir() if d.is_dir()]
+    r = subprocess.run([sys.executable, "repro.py"], cwd=entry, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 77 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("SKIP: ") and "no CUDA device" in r.stderr
+    # another Python (--python) is not asked about CUDA up front: the repro's 77 decides
+    (row,) = replay(tmp_path, timeout=300, python=sys.executable)
+    assert row.status == SKIPPED and row.repro_rc == 77 and "SKIP: " in row.reason and exit_status([row]) == 0
+
+
+def test_replay_reports_each_entry_as_it_finishes(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    _no_cuda()
+    _cuda_corpus(tmp_path, n=2)
+    seen = []
+    rows = replay(tmp_path, jobs=2, on_row=lambda row, done, total: seen.append((row.key, done, total)))
+    assert sorted(k for k, _, _ in seen) == sorted(r.key for r in rows) and [d for _, d, _ in seen] == [1, 2]
+    assert {t for _, _, t in seen} == {2}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    plain = subprocess.run([sys.executable, "-m", "fuzz", "replay", str(tmp_path)], capture_output=True, text=True,
+                           env=env, timeout=300)
+    assert plain.returncode == 0, plain.stderr
+    lines = plain.stdout.splitlines()
+    assert lines[0].startswith("[1/2] ") and lines[1].startswith("[2/2] ") and "skipped" in lines[0]
+    assert "2 entries: " in plain.stdout  # the table at the end
+    js = subprocess.run([sys.executable, "-m", "fuzz", "replay", str(tmp_path), "--json"], capture_output=True,
+                        text=True, env=env, timeout=300)
+    assert json.loads(js.stdout)["counts"][SKIPPED] == 2  # stdout: only the JSON summary
+    assert [ln[:6] for ln in js.stderr.splitlines()] == ["[1/2] ", "[2/2] "]
+
+
+def test_pytest_plugin_collects_only_the_corpus(tmp_path, pytester):
+    """Not the ini's testpaths (shapefuzz's own suite), nor the current directory."""
+    _no_cuda()
+    corpus = _cuda_corpus(tmp_path / "corpus")
+    pytester.makeini("[pytest]\ntestpaths = tests\n")
+    pytester.mkdir("tests")
+    pytester.makepyfile(**{"tests/test_suite": "def test_suite():\n    assert False\n",
+                           "test_here": "def test_here():\n    assert False\n"})
+    result = pytester.runpytest("-p", "fuzz.pytest_plugin", "--shapefuzz-corpus", str(corpus), "-rs",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=1)  # the CUDA entry, with why
+    assert "no CUDA device" in result.stdout.str()
+    named = pytester.runpytest("-p", "fuzz.pytest_plugin", "--shapefuzz-corpus", str(corpus), "test_here.py",
+                               "-p", "no:cacheprovider")
+    named.assert_outcomes(skipped=1, failed=1)  # a test file named on the command line still runs

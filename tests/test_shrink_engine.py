@@ -222,5 +222,5 @@ def test_shrink_command_on_a_step_entry(tmp_path, monkeypatch, capsys):
     args = ap.parse_args(["shrink", str(entry), "--json", "--reruns", "1"])
     assert args.fn(args) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["reproduced"] and out["key"] == entry.name and out["steps_after"] < out["steps_before"]
+    assert out["reproduced"] and out["target_key"] == entry.name and out["steps_after"] < out["steps_before"]
     assert out["verdict"]["outcome"] == "divergence" and (entry / "original_program.json").exists()

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 from fuzz.campaign.generate import generate
 from fuzz.findings.sanitizer import wants_sanitizer
-from fuzz.campaign.state import CampaignState
+from fuzz.campaign.state import CampaignState, StateError
 from fuzz.judge.verdict import Verdict
 
 
@@ -149,13 +149,18 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
     from fuzz.campaign.progress import Progress
     from fuzz.findings.signature import signature
 
-    state = CampaignState.open(cfg.state_dir, cfg.identity())
+    # everything read and checked before the state dir is opened (and written)
+    if os.path.exists(cfg.corpus_dir) and not os.path.isdir(cfg.corpus_dir):
+        raise StateError(f"corpus {cfg.corpus_dir} is not a directory")
     corpus = Corpus(cfg.corpus_dir)
     known_path = cfg.known_issues or next(
         (c for c in (os.path.join(cfg.corpus_dir, "known_issues.json"), os.path.join("corpus", "known_issues.json"))
          if os.path.exists(c)), "")
+    if cfg.known_issues and not os.path.exists(cfg.known_issues):
+        raise StateError(f"no known-issues file {cfg.known_issues}")
     known = KnownIssues.load(known_path) if os.path.exists(known_path) else None
     kind = cfg.kind()
+    state = CampaignState.open(cfg.state_dir, cfg.identity())
     if strategy is None:
         strategy = kind.strategy(cfg)
     progress = progress or Progress()
@@ -236,6 +241,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
         if pool is not None:
             pool.close()
         state.save()
+        state.close()
     result.summary = state.summary()
     return result
 

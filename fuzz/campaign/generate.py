@@ -1,9 +1,18 @@
 """Deterministic program generation from the Hypothesis strategies, outside a
 test: a seed gives the same stream of programs (for one Hypothesis version).
-Generation is cheap (~20 ms a program) next to evaluation."""
+Generation is cheap (~20 ms a program) next to evaluation.
+
+Hypothesis mixes numeric literals it harvests from "local" modules (any
+source outside site-packages: shapefuzz itself, editable-installed) into the
+values it draws. The programs of a seed would then change with any edit of
+shapefuzz's code, and within one campaign with which of its modules happen to
+be imported (a finding imports the corpus code): a resumed campaign would
+regenerate other programs. Generation turns that off where the installed
+Hypothesis has it."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from typing import Iterator
 
@@ -34,6 +43,27 @@ def generate(strategy, *, seed_: int = 0, count: int | None = None, skip: int = 
         batch += 1
 
 
+@contextlib.contextmanager
+def no_local_constants():
+    """Hypothesis draws without the literals of local modules (see above)."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+
+        original, cache = providers._get_local_constants, providers.CONSTANTS_CACHE
+    except (ImportError, AttributeError):  # a Hypothesis without constant harvesting
+        yield
+        return
+    empty = Constants()
+    providers._get_local_constants = lambda: empty
+    cache.cache.clear()  # it holds the pools drawn so far
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        cache.cache.clear()
+
+
 def _batch(strategy, seed_: int, batch: int) -> list[Program]:
     out: list[Program] = []
 
@@ -44,5 +74,6 @@ def _batch(strategy, seed_: int, batch: int) -> list[Program]:
     def collect(p):
         out.append(p)
 
-    collect()
+    with no_local_constants():
+        collect()
     return out

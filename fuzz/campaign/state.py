@@ -8,14 +8,23 @@ state_dir/
   findings.jsonl  one line per finding (case index, signature, new/known),
                   written and fsynced before the case line
   state.json      a snapshot of the counters for `shapefuzz stats` (derived;
-                  rebuilt from the logs when missing or stale)
+                  rebuilt from the logs when missing), with what the logs
+                  cannot give: earlier sessions' wall time and worker restarts
+  lock            held (fcntl.flock) by the one `shapefuzz run` using the
+                  dir; it holds that run's pid
 
 A case killed mid-flight has no line in cases.jsonl and is judged again on
 resume; its finding, if already in findings.jsonl, is not recorded twice.
+A last line torn by a kill mid-write is dropped when the dir is reopened.
+Anything else unreadable (bad JSON, a record without its fields, another
+campaign's config) is a StateError naming the file: it is reported, never
+overwritten.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import time
@@ -24,22 +33,66 @@ from dataclasses import dataclass, field
 
 from fuzz.files import write_atomic
 
+LOCK = "lock"
+# The fields each log's records must have, with their types.
+_FIELDS = {"cases.jsonl": {"i": int, "outcome": str}, "findings.jsonl": {"i": int, "outcome": str, "key": str}}
+
 
 class StateError(ValueError):
-    """The state directory belongs to another campaign or is unreadable."""
+    """The state directory belongs to another campaign, is in use, or is unreadable."""
 
 
 def _read_jsonl(path: str) -> list[dict]:
+    """The records of a log; StateError for a bad line other than a torn last one."""
     out = []
     if not os.path.exists(path):
         return out
-    with open(path) as f:
-        for line in f:
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue  # a torn last line from a kill mid-write
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise StateError(f"{path} is unreadable: {e.strerror}") from None
+    lines = data.split(b"\n")
+    torn = lines.pop()  # b"" after a final newline; else a line a kill cut short
+    fields = _FIELDS.get(os.path.basename(path), {})
+    for n, line in enumerate(lines, 1):
+        try:
+            rec = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            rec = None
+        if not isinstance(rec, dict) or not all(
+                isinstance(rec.get(k), t) and not isinstance(rec.get(k), bool) for k, t in fields.items()):
+            raise StateError(f"{path}: line {n} is not a record of this log ({line[:60]!r}); "
+                             "the file is corrupt: fix or remove that line")
+        out.append(rec)
+    del torn  # dropped: judged again on resume
     return out
+
+
+def _drop_torn_tail(path: str) -> None:
+    """Cut a last line without its newline (a kill mid-append), so the next
+    append starts a line of its own."""
+    try:
+        with open(path, "rb+") as f:
+            data = f.read()
+            if data and not data.endswith(b"\n"):
+                f.truncate(data.rfind(b"\n") + 1)
+    except FileNotFoundError:
+        pass
+
+
+def _read_json(path: str, what: str) -> dict | None:
+    """A JSON object file, None when absent; StateError when unreadable."""
+    try:
+        with open(path) as f:
+            d = json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise StateError(f"{path} is corrupt ({e}); {what}") from None
+    if not isinstance(d, dict):
+        raise StateError(f"{path} is corrupt (not a JSON object); {what}")
+    return d
 
 
 def _append(path: str, record: dict, sync: bool) -> None:
@@ -48,6 +101,33 @@ def _append(path: str, record: dict, sync: bool) -> None:
         f.flush()
         if sync:
             os.fsync(f.fileno())
+
+
+def _lock(state_dir: str):
+    """Hold the dir's lock file: a file object whose flock lasts until it is
+    closed (close(), the state object dropped, or this process dying).
+    StateError naming the holder when another run has it."""
+    path = os.path.join(state_dir, LOCK)
+    f = open(path, "a+")
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        f.seek(0)
+        holder = f.read(32).strip()
+        f.close()
+        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise StateError(f"state dir {state_dir} is in use by pid {holder or '?'} (another shapefuzz run); "
+                             "wait for it to finish, or use another --state dir") from None
+        raise StateError(f"cannot lock state dir {state_dir}: {e.strerror}") from None
+    f.truncate(0)
+    f.write(f"{os.getpid()}\n")
+    f.flush()
+    return f
+
+
+_CONFIG_FIX = "the campaign's settings are unknown: fix it, or use another --state dir"
+_SNAPSHOT_FIX = ("it holds the wall time and worker restarts of earlier sessions: fix it, or remove it to "
+                 "count them from zero")
 
 
 @dataclass
@@ -66,49 +146,75 @@ class CampaignState:
     cache_hits: int = 0  # torch_xla cases that reused a cached executable
     elapsed_before: float = 0.0  # wall time of earlier sessions
     session_start: float = field(default_factory=time.monotonic)
+    _lock: object = field(default=None, repr=False, compare=False)  # the lock file, held while open
 
     @staticmethod
     def open(state_dir: str, config: dict) -> "CampaignState":
+        """The state of the campaign `config` in state_dir, locked for this
+        process until close(); a new dir is created. StateError, before
+        anything is written, when the dir holds another campaign, is
+        unreadable, or is in use."""
         config = json.loads(json.dumps(config))  # compare as stored: tuples read back as lists
+        if os.path.exists(state_dir):
+            if not os.path.isdir(state_dir):
+                raise StateError(f"state dir {state_dir} is not a directory")
+            CampaignState._check(state_dir, config)  # read only: a bad dir is left as it is
         os.makedirs(state_dir, exist_ok=True)
-        cfg_path = os.path.join(state_dir, "config.json")
-        if os.path.exists(cfg_path):
-            try:
-                with open(cfg_path) as f:
-                    old = json.load(f)
-            except (OSError, json.JSONDecodeError) as e:
-                raise StateError(f"{cfg_path} is unreadable: {e}") from None
-            if old != config:
-                diff = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
-                raise StateError(f"{state_dir} holds a campaign with other settings ({', '.join(diff)}); "
-                                 "use another --state dir or the same flags")
-        else:
-            write_atomic(cfg_path, json.dumps(config, indent=1))
-        st = CampaignState(dir=state_dir, config=config)
-        st._replay()
+        lock = _lock(state_dir)
+        try:
+            CampaignState._check(state_dir, config)  # again, now that no other run can write
+            cfg_path = os.path.join(state_dir, "config.json")
+            if not os.path.exists(cfg_path):
+                write_atomic(cfg_path, json.dumps(config, indent=1))
+            for log in _FIELDS:
+                _drop_torn_tail(os.path.join(state_dir, log))
+            st = CampaignState(dir=state_dir, config=config)
+            st._replay()
+        except BaseException:
+            lock.close()
+            raise
+        st._lock = lock
         return st
+
+    @staticmethod
+    def _check(state_dir: str, config: dict | None) -> dict | None:
+        """The stored config; StateError when it or another file is unreadable,
+        or (config given) the stored one differs."""
+        old = _read_json(os.path.join(state_dir, "config.json"), _CONFIG_FIX)
+        if old is not None and config is not None and old != config:
+            diff = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
+            raise StateError(f"{state_dir} holds a campaign with other settings ({', '.join(diff)}); "
+                             "use another --state dir or the same flags")
+        for log in _FIELDS:
+            _read_jsonl(os.path.join(state_dir, log))
+        _read_json(os.path.join(state_dir, "state.json"), _SNAPSHOT_FIX)
+        return old
+
+    def close(self) -> None:
+        """Release the dir's lock (also released when this object is dropped or this process dies)."""
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.close()
 
     def _replay(self) -> None:
         for rec in _read_jsonl(self.path("cases.jsonl")):
             self.done.add(rec["i"])
             self.outcomes[rec["outcome"]] += 1
-            self.seconds_total += rec.get("seconds", 0.0)
-            self.compile_seconds += rec.get("compile_seconds", 0.0)
+            self.seconds_total += _number(rec.get("seconds"))
+            self.compile_seconds += _number(rec.get("compile_seconds"))
             self.cache_hits += bool(rec.get("cache_hit"))
         for rec in _read_jsonl(self.path("findings.jsonl")):
             self.finding_cases.add(rec["i"])
             (self.findings_known if rec.get("known") else self.findings_new)[rec["outcome"]] += 1
             self.signatures.add(rec["key"])
         snap = self._snapshot_file()
-        self.elapsed_before = snap.get("elapsed", 0.0)
-        self.restarts.update(snap.get("restarts", {}))
+        self.elapsed_before = _number(snap.get("elapsed"))
+        restarts = snap.get("restarts", {})
+        self.restarts.update({k: v for k, v in restarts.items() if isinstance(v, int)}
+                             if isinstance(restarts, dict) else {})
 
     def _snapshot_file(self) -> dict:
-        try:
-            with open(self.path("state.json")) as f:
-                return json.load(f)
-        except (OSError, json.JSONDecodeError):
-            return {}
+        return _read_json(self.path("state.json"), _SNAPSHOT_FIX) or {}
 
     def path(self, name: str) -> str:
         return os.path.join(self.dir, name)
@@ -161,12 +267,18 @@ class CampaignState:
 
     @staticmethod
     def load_summary(state_dir: str) -> dict:
-        """Counters rebuilt from the logs (for `stats`), with the snapshot's extras."""
-        cfg_path = os.path.join(state_dir, "config.json")
-        if not os.path.exists(cfg_path):
+        """Counters rebuilt from the logs (for `stats`), with the snapshot's
+        extras; read only (a running campaign may hold the dir)."""
+        if not os.path.isdir(state_dir):
+            raise StateError(f"{state_dir} is not a campaign state dir (no such directory)")
+        config = CampaignState._check(state_dir, None)
+        if config is None:
             raise StateError(f"{state_dir} is not a campaign state dir (no config.json)")
-        with open(cfg_path) as f:
-            st = CampaignState(dir=state_dir, config=json.load(f))
+        st = CampaignState(dir=state_dir, config=config)
         st._replay()
         st.session_start = time.monotonic()
         return st.summary()
+
+
+def _number(v) -> float:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0

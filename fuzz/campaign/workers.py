@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait as _wait
 from typing import Iterable, Iterator
 
+from fuzz.campaign.sizing import size_pool
 from fuzz.judge.poison import replace_cause
 from fuzz.judge.isolated import faulthandler_frames, signal_name, with_tail
 from fuzz.judge.verdict import Outcome, Stage, Verdict
@@ -162,17 +163,17 @@ class WorkerPool:
     (fuzz.judge.runner). The pool itself knows no kind.
     """
 
-    def __init__(self, workers: int | None = None, devices: Iterable[int] | None = None, workers_per_gpu: int = 1,
-                 timeout: float = 300.0, recycle_after: int | None = 200, workdir: str | None = None, *,
-                 rerun: bool = True, check_strides: bool = True, start_timeout: float = 180.0,
-                 threads: int | None = None, env: dict | None = None, kind=None):
+    def __init__(self, workers: int | None = None, devices: Iterable[int] | None = None,
+                 workers_per_gpu: int | None = None, timeout: float = 300.0, recycle_after: int | None = 200,
+                 workdir: str | None = None, *, rerun: bool = True, check_strides: bool = True,
+                 start_timeout: float = 180.0, threads: int | None = None, env: dict | None = None, kind=None):
         self.kind = kind
         self.devices = list(devices) if devices is not None else None
-        if workers is None:
-            workers = len(self.devices) * workers_per_gpu if self.devices else max(1, (os.cpu_count() or 2) // 2)
-        if workers < 1:
+        if workers is not None and workers < 1:
             raise ValueError("workers must be >= 1")
-        self.workers = workers
+        # default: one worker per usable CPU; one Inductor compile thread each, OMP on its share of the CPUs
+        self.sizing = size_pool(workers, self.devices, workers_per_gpu)
+        workers = self.workers = self.sizing.workers
         self.timeout = timeout
         self.recycle_after = recycle_after
         self.start_timeout = start_timeout
@@ -181,13 +182,11 @@ class WorkerPool:
         self.workdir = os.path.abspath(workdir or tempfile.mkdtemp(prefix="shapefuzz-pool-"))
         os.makedirs(self.workdir, exist_ok=True)
         self._env = dict(env or {})
-        # Several workers' intra-op thread pools would oversubscribe the CPU;
-        # one worker keeps torch's default, as in-process.
-        if threads is None and workers > 1 and "OMP_NUM_THREADS" not in os.environ:
-            threads = max(1, (os.cpu_count() or 1) // workers)
-        if threads:
+        if threads:  # explicit: over the sizing's share and the user's environment
             self._env.setdefault("OMP_NUM_THREADS", str(threads))
             self._env.setdefault("MKL_NUM_THREADS", str(threads))
+        for k, v in self.sizing.env.items():
+            self._env.setdefault(k, v)
         self._ctx = mp.get_context("spawn")
         self._tokens = itertools.count()
         self._pending: deque = deque()  # (case_id, program dict, timeout)

@@ -11,13 +11,13 @@ import argparse
 import sys
 
 from fuzz.cli import bench, check, ops, replay, report, repro, run, sanitize, shrink, stats, triage
-from fuzz.cli.common import EXIT_BAD_INPUT, error
+from fuzz.cli.common import EXIT_BAD_INPUT, Parser, error
 
 SUBCOMMANDS = (check, run, sanitize, stats, repro, ops, shrink, replay, report, triage, bench)  # help order
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="shapefuzz", description="Property-based fuzzing of dynamic shapes in "
+    ap = Parser(prog="shapefuzz", description="Property-based fuzzing of dynamic shapes in "
                                  "PyTorch compilers: compiled vs eager over a size schedule.")
     sub = ap.add_subparsers(dest="command", required=True)
     for module in SUBCOMMANDS:
@@ -26,14 +26,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from fuzz.program.ir import ProgramError
-
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args)
-    except ProgramError as e:
-        error(str(e))
-        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("shapefuzz: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:  # noqa: BLE001 - bad input is one line; anything else is a bug and keeps its traceback
+        if not _bad_input(e):
+            raise
+        error(" ".join(str(e).split()))
+        return EXIT_BAD_INPUT
+
+
+def _bad_input(e: Exception) -> bool:
+    """Whether e says the input is bad (a program, corpus entry, state dir,
+    known-issues file, device or backend that cannot be used), not that
+    shapefuzz is."""
+    from fuzz.campaign.state import StateError
+    from fuzz.devices import DeviceError
+    from fuzz.findings.corpus import CorpusError
+    from fuzz.findings.known import KnownIssuesError
+    from fuzz.judge.backends import BackendError
+    from fuzz.program.ir import ProgramError
+
+    return isinstance(e, (ProgramError, CorpusError, StateError, KnownIssuesError, DeviceError, BackendError))

@@ -1,21 +1,34 @@
-"""`shapefuzz check CASE`: run one case and print its verdict."""
+"""`shapefuzz check CASE`: run one case and print its verdict.
+
+The case is judged in a sandboxed process by default (the kind's
+judge_isolated: a fresh `python -m fuzz check --in-process`): a compiler that
+segfaults or hangs gives a CRASH or HANG verdict (exit 1) instead of taking
+this process down. --in-process judges it here (faster by a process start;
+what the sandbox runs)."""
 
 from __future__ import annotations
 
-from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_BUG, EXIT_OK, cannot_run, error, load_case, override, print_json
+from fuzz.cli.common import (EXIT_BAD_INPUT, EXIT_BUG, EXIT_OK, cannot_run, device_arg, error, load_case, override,
+                             parse_duration, print_json)
 
 
 def add_parser(subparsers):
-    c = subparsers.add_parser("check", help="run one case and print its verdict (exit 0 ok, 1 bug, 2 bad input)")
+    c = subparsers.add_parser("check", help="run one case and print its verdict (exit 0 ok, 1 bug, 2 bad input)",
+                              description=__doc__.split("\n\n", 1)[1])
     c.add_argument("case", help="a program JSON file")
     c.add_argument("--backend", help="override: eager, aot_eager, inductor, openxla or module:attr")
-    c.add_argument("--device", help="override: cpu, cuda, cuda:1, ...")
+    c.add_argument("--device", type=device_arg, help="override: cpu, cuda, cuda:1, ...")
     c.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    c.add_argument("--in-process", action="store_true",
+                   help="judge in this process, without the sandbox (a crash or hang takes it down)")
+    c.add_argument("--timeout", type=parse_duration, default=300.0,
+                   help="the sandbox's time limit; past it the case is a hang (default 300s)")
     c.set_defaults(fn=cmd)
     return c
 
 
 def cmd(args) -> int:
+    from fuzz.judge.isolated import JudgeError
     from fuzz.judge.verdict import Outcome
     from fuzz.kinds import kind_of
 
@@ -28,7 +41,11 @@ def cmd(args) -> int:
     if cannot_run(p):
         return EXIT_BAD_INPUT
     kind = kind_of(p)
-    v = kind.judge(p)
+    try:
+        v = kind.judge(p) if args.in_process else kind.judge_isolated(p, timeout=args.timeout)
+    except JudgeError as e:
+        error(f"{args.case}: could not be judged: {' '.join(str(e).split())}")
+        return EXIT_BAD_INPUT
     if args.json:
         print_json(v.to_dict())
     else:

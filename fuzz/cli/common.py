@@ -1,23 +1,70 @@
-"""What the subcommands share: exit codes, durations, reading a case file,
+"""What the subcommands share: exit codes, the argument parser and the
+types that check every option before anything runs, reading a case file,
 the --backend/--device override and one-line errors."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT = 0, 1, 2
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors: `shapefuzz run: argument --workers:
+    must be >= 0, got -1 (see shapefuzz run --help)` on stderr, exit 2."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def parse_duration(text: str) -> float:
-    """'90', '90s', '30m', '8h', '1d' -> seconds."""
+    """'90', '90s', '30m', '8h', '1d' -> seconds (positive and finite)."""
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
     t = text.strip().lower()
     try:
-        return float(t[:-1]) * units[t[-1]] if t and t[-1] in units else float(t)
+        seconds = float(t[:-1]) * units[t[-1]] if t and t[-1] in units else float(t)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a duration: {text!r} (use e.g. 90s, 30m, 8h)") from None
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise argparse.ArgumentTypeError(f"a duration must be positive and finite, got {text!r}")
+    return seconds
+
+
+def count(minimum: int):
+    """An argparse type: an int >= minimum."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if n < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {n}")
+        return n
+
+    parse.__name__ = f"int >= {minimum}"
+    return parse
+
+
+def device_arg(text: str) -> str:
+    """An argparse type: a device string fuzz/devices.py knows (cpu, cuda, cuda:1, xla)."""
+    from fuzz.devices import DeviceError, parse
+
+    try:
+        return str(parse(text))
+    except DeviceError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def missing_device(device: str) -> str | None:
+    """Why this machine cannot run on `device` (no CUDA, an index past the
+    last GPU), with the fix; None when it can."""
+    from fuzz.devices import missing
+
+    why = missing(device)
+    return f"--device {device}: {why}; use --device cpu" if why else None
 
 
 def load_case(path: str):
@@ -25,16 +72,27 @@ def load_case(path: str):
     from fuzz.program.ir import ProgramError
     from fuzz.program.loading import load_program, unwrap_case
 
+    import os
+
+    if os.path.isdir(path):
+        raise ProgramError(f"{path} is a directory; give a program JSON file (a corpus entry's program.json)")
     try:
         with open(path) as f:
             text = f.read()
-    except OSError as e:
-        raise ProgramError(f"cannot read {path}: {e.strerror}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ProgramError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
     try:
         d = json.loads(text)
+    except RecursionError:
+        raise ProgramError(f"{path}: nested too deeply to be a program") from None
     except json.JSONDecodeError as e:
         raise ProgramError(f"{path} is not valid JSON: {e}") from None
-    return load_program(unwrap_case(d))
+    try:
+        return load_program(unwrap_case(d))
+    except RecursionError:
+        raise ProgramError(f"{path}: nested too deeply to be a program") from None
+    except ProgramError as e:
+        raise ProgramError(f"{path}: {e}") from None
 
 
 def override(p, args):

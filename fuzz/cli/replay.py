@@ -2,32 +2,46 @@
 
 from __future__ import annotations
 
+import sys
+
 # through the module, not its names: tests replace fuzz.findings.replay.replay
 from fuzz.findings import replay as R
 
-from fuzz.cli.common import EXIT_BAD_INPUT, error, parse_duration, print_json
+from fuzz.cli.common import EXIT_BAD_INPUT, count, error, parse_duration, print_json
 
 
 def add_parser(subparsers):
     """Register `shapefuzz replay [CORPUS] [--json] [--fail-on-fixed] [--timeout S] [--jobs N]`."""
     r = subparsers.add_parser(
         "replay", help="rerun every corpus entry's repro against the installed torch: still-failing, fixed, "
-        "changed or error", description=R.__doc__.split("\n\n", 1)[1].split("Exit status", 1)[0].strip(),
-        epilog="exit status: 0 every entry still failing or fixed; 1 some entry changed or could not be run "
-        "(or, with --fail-on-fixed, is fixed); 2 no such corpus directory",
+        "changed, error or skipped", description=R.__doc__.split("\n\n", 1)[1].split("Exit status", 1)[0].strip(),
+        epilog="one line per entry as it finishes (a live progress bar on a terminal), then the table; with "
+        "--json the lines go to stderr and the JSON summary to stdout. Exit status: 0 every entry still failing, "
+        "fixed or skipped; 1 some entry changed or could not be run (or, with --fail-on-fixed, is fixed); 2 no "
+        "such corpus directory",
     )
     r.add_argument("corpus", nargs="?", default="corpus", help="corpus directory (default corpus/)")
-    r.add_argument("--json", action="store_true", help="print the rows as JSON")
+    r.add_argument("--json", action="store_true", help="print the rows as JSON (progress lines on stderr)")
     r.add_argument("--fail-on-fixed", action="store_true", help="exit 1 when an entry is fixed, too")
     r.add_argument("--timeout", type=parse_duration, default=600.0, help="per subprocess (default 600s)")
-    r.add_argument("--jobs", "-j", type=int, default=1, help="entries replayed at once (default 1)")
+    r.add_argument("--jobs", "-j", type=count(1), default=None,
+                   help="entries replayed at once (default: one per usable CPU)")
     r.set_defaults(fn=cmd)
     return r
 
 
 def cmd(args) -> int:
+    from rich.console import Console
+
+    console = Console(file=sys.stderr if args.json else sys.stdout, soft_wrap=True)
     try:
-        rows = R.replay(args.corpus, timeout=args.timeout, jobs=args.jobs)
+        if console.is_terminal:
+            rows = _replay_live(args, console)
+        else:
+            def on_row(row, done, total):
+                print(R.row_line(row, done, total), file=console.file, flush=True)
+
+            rows = R.replay(args.corpus, timeout=args.timeout, jobs=args.jobs, on_row=on_row)
     except FileNotFoundError as e:
         error(str(e))
         return EXIT_BAD_INPUT
@@ -38,3 +52,21 @@ def cmd(args) -> int:
     else:
         R.print_table(rows, title=f"replay of {args.corpus}")
     return status
+
+
+def _replay_live(args, console):
+    """The replay under a rich progress bar, each entry's line printed above it as it finishes."""
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("replay"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("replay", total=None)
+
+        def on_row(row, done, total):
+            bar.update(task, completed=done, total=total)
+            style = R.STYLE.get(row.status, "")
+            bar.console.print(f"[{style}]{escape(R.row_line(row, done, total))}[/]" if style else
+                              escape(R.row_line(row, done, total)))
+
+        return R.replay(args.corpus, timeout=args.timeout, jobs=args.jobs, on_row=on_row)

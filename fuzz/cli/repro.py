@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error, load_case, override
+from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, device_arg, error, load_case, override
 
 
 def add_parser(subparsers):
@@ -12,7 +12,7 @@ def add_parser(subparsers):
     g.add_argument("case")
     g.add_argument("-o", "--output")
     g.add_argument("--backend")
-    g.add_argument("--device")
+    g.add_argument("--device", type=device_arg)
     g.set_defaults(fn=cmd)
     return g
 

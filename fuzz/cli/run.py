@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
-from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_BUG, EXIT_OK, error, parse_duration, unknown_backend
+from fuzz.cli.common import (EXIT_BAD_INPUT, EXIT_BUG, EXIT_OK, count, device_arg, error, missing_device,
+                             parse_duration, unknown_backend)
 
 DEFAULT_MAX_CASES = 20  # when neither --max-cases nor --time is given
 
@@ -15,23 +16,25 @@ def add_parser(subparsers):
                               description="Resumable: run the same command again after a crash or Ctrl-C.")
     r.add_argument("--backend", default="inductor", help="a torch.compile backend (inductor, aot_eager, openxla, "
                    "...), or xla: torch_xla step programs (in-place ops, views, syncs; needs torch_xla, docs/xla.md)")
-    r.add_argument("--device", default="cpu")
-    r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--max-cases", type=int, default=None, help="stop after this many cases (default: 20 "
+    r.add_argument("--device", type=device_arg, default="cpu", help="cpu (default) or cuda (every GPU; see --gpus)")
+    r.add_argument("--seed", type=count(0), default=0)
+    r.add_argument("--max-cases", type=count(1), default=None, help="stop after this many cases (default: 20 "
                    "unless --time is given)")
     r.add_argument("--time", type=parse_duration, default=None, help="stop after this long, e.g. 30m, 8h")
-    r.add_argument("--max-findings", type=int, default=None,
+    r.add_argument("--max-findings", type=count(1), default=None,
                    help="stop once this many findings (new or known) are logged, e.g. 1 in CI")
-    r.add_argument("--max-ops", type=int, default=6)
-    r.add_argument("--modes", nargs="+", default=None, type=lambda m: None if m == "default" else m,
+    r.add_argument("--max-ops", type=count(1), default=6)
+    r.add_argument("--modes", nargs="+", default=None, type=_mode,
                    help="torch.compile modes to sample, e.g. default max-autotune reduce-overhead "
                    "(default: all four on CUDA, default on CPU)")
     r.add_argument("--options-menu", choices=["auto", "cuda", "cpu", "none"], default="auto",
                    help="Inductor flags to sample (strategies/settings.py; auto: by device, none on CPU)")
-    r.add_argument("--workers", type=int, default=None,
-                   help="sandboxed workers (default: one per GPU, 1 on CPU); 0 judges in this process")
-    r.add_argument("--workers-per-gpu", type=int, default=1)
-    r.add_argument("--gpus", default=None, help="CUDA device indices, e.g. 0,1 (default: all)")
+    r.add_argument("--workers", type=count(0), default=None,
+                   help="sandboxed workers (default: one per usable CPU, spread over the GPUs on CUDA); "
+                   "0 judges in this process")
+    r.add_argument("--workers-per-gpu", type=count(1), default=None,
+                   help="CUDA: this many workers per GPU instead of one per CPU")
+    r.add_argument("--gpus", type=_gpus, default=None, help="CUDA device indices, e.g. 0,1 (default: all)")
     r.add_argument("--timeout", type=parse_duration, default=300.0, help="per case (default 300s)")
     r.add_argument("--state", default=None, help="state dir (default runs/BACKEND-DEVICE-seedS)")
     r.add_argument("--corpus", default="corpus", help="corpus dir for new findings (default corpus/)")
@@ -52,27 +55,34 @@ def add_parser(subparsers):
 def cmd(args) -> int:
     from fuzz.campaign.driver import CampaignConfig, run_campaign
     from fuzz.campaign.progress import print_summary
+    from fuzz.campaign.sizing import size_pool
     from fuzz.campaign.state import StateError
 
     if args.max_cases is None and args.time is None:
         args.max_cases = DEFAULT_MAX_CASES
     if unknown_backend(args.backend, args.device):
         return EXIT_BAD_INPUT
+    why = _bad_options(args)
+    if why:
+        error(why)
+        return EXIT_BAD_INPUT
     devices = _cuda_devices(args)
-    workers = args.workers
-    if workers is None:
-        workers = len(devices) * args.workers_per_gpu if devices else 1
+    if isinstance(devices, str):
+        error(devices)
+        return EXIT_BAD_INPUT
+    sizing = size_pool(args.workers, devices, args.workers_per_gpu)
     cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, max_cases=args.max_cases,
                          time_limit=args.time, max_findings=args.max_findings, max_ops=args.max_ops,
                          modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
                          state_dir=args.state or _default_state_dir(args), corpus_dir=args.corpus,
-                         workers=workers, devices=devices, workers_per_gpu=args.workers_per_gpu, timeout=args.timeout,
-                         known_issues=args.known_issues, shrink=args.shrink, triage=args.triage,
-                         sanitize=args.sanitize, shrink_budget=args.shrink_budget)
+                         workers=sizing.workers, devices=devices, workers_per_gpu=args.workers_per_gpu or 1,
+                         timeout=args.timeout, known_issues=args.known_issues, shrink=args.shrink,
+                         triage=args.triage, sanitize=args.sanitize, shrink_budget=args.shrink_budget)
     limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
     limit += f" time={cfg.time_limit:.0f}s" if cfg.time_limit else ""
     print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed} {limit.strip()} "
-          f"workers={cfg.workers or 'in-process'} state={cfg.state_dir} corpus={cfg.corpus_dir}", flush=True)
+          f"state={cfg.state_dir} corpus={cfg.corpus_dir}", flush=True)
+    print(f"shapefuzz run: {sizing.line()}", flush=True)
     try:
         res = run_campaign(cfg)
     except StateError as e:
@@ -87,18 +97,59 @@ def cmd(args) -> int:
     return EXIT_BUG if sum(res.summary["findings_new"].values()) else EXIT_OK
 
 
+def _mode(text: str):
+    """A torch.compile mode for --modes ("default": no mode=)."""
+    import argparse
+
+    from strategies.settings import MODES_CUDA
+
+    known = [m for m in MODES_CUDA if m]
+    if text == "default":
+        return None
+    if text not in known:
+        raise argparse.ArgumentTypeError(f"unknown mode {text!r}; use default or one of {', '.join(known)}")
+    return text
+
+
+def _gpus(text: str) -> list:
+    """--gpus 0,1 -> [0, 1]."""
+    import argparse
+
+    items = [x.strip() for x in text.split(",")]
+    if not items or not all(x.isdigit() for x in items) or len(set(items)) != len(items):
+        raise argparse.ArgumentTypeError(f"not a list of distinct GPU indices: {text!r} (use e.g. 0,1)")
+    return [int(x) for x in items]
+
+
+def _bad_options(args) -> str | None:
+    """Why the options cannot run here, checked before anything is written; None when they can."""
+    from fuzz.devices import is_cuda, parse
+
+    if is_cuda(args.device) and parse(args.device).index is not None:
+        return (f"--device {args.device}: workers are pinned to GPUs by index; use --device cuda "
+                f"--gpus {parse(args.device).index}")
+    if not is_cuda(args.device) and (args.gpus is not None or args.workers_per_gpu is not None):
+        return (f"--{'gpus' if args.gpus is not None else 'workers-per-gpu'} applies to --device cuda only "
+                "(on CPU, --workers N sets the workers)")
+    return missing_device(args.device)
+
+
 def _default_state_dir(args) -> str:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in args.backend)
     return os.path.join("runs", f"{safe}-{args.device.replace(':', '')}-seed{args.seed}")
 
 
 def _cuda_devices(args):
+    """The CUDA indices to spread workers over (None on CPU), or why they cannot be used."""
     from fuzz.devices import is_cuda
 
     if not is_cuda(args.device):
         return None
-    if args.gpus:
-        return [int(x) for x in args.gpus.split(",")]
     import torch
 
-    return list(range(torch.cuda.device_count())) or None
+    n = torch.cuda.device_count()
+    wanted = args.gpus if args.gpus is not None else list(range(n))
+    bad = [g for g in wanted if g >= n]
+    if bad:
+        return f"--gpus {','.join(map(str, wanted))}: this machine has {n} CUDA device{'s' * (n != 1)} (0..{n - 1})"
+    return wanted

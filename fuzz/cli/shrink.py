@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fuzz.findings.shrink import DEFAULT_RERUNS
 
-from fuzz.cli.common import EXIT_BAD_INPUT, cannot_run, error, load_case, override, parse_duration
+from fuzz.cli.common import EXIT_BAD_INPUT, cannot_run, count, device_arg, error, load_case, override, parse_duration
 
 
 def add_parser(subparsers):
@@ -25,8 +25,8 @@ def add_parser(subparsers):
     s.add_argument("target", metavar="CASE_OR_ENTRY")
     s.add_argument("--time-budget", type=parse_duration, default=300.0, help="seconds of shrinking (default 300)")
     s.add_argument("--backend", help="override the program's backend")
-    s.add_argument("--device", help="override the program's device")
-    s.add_argument("--reruns", type=int, default=DEFAULT_RERUNS, help="re-checks of the result (flakiness)")
+    s.add_argument("--device", type=device_arg, help="override the program's device")
+    s.add_argument("--reruns", type=count(0), default=DEFAULT_RERUNS, help="re-checks of the result (flakiness)")
     s.add_argument("--sandbox", action="store_true", default=None,
                    help="evaluate in a worker process (default for crash/hang entries)")
     s.add_argument("--timeout", type=parse_duration, default=300.0, help="per case, in the sandbox")
@@ -34,7 +34,7 @@ def add_parser(subparsers):
                    help="keep every op family of a value finding (its exact signature key)")
     s.add_argument("--relax-families", action="store_true", default=True,
                    help="value outcomes: accept programs with a subset of the op families")
-    s.add_argument("--hypothesis", type=int, default=0, metavar="N",
+    s.add_argument("--hypothesis", type=count(0), default=0, metavar="N",
                    help="first run hypothesis.find with N examples over the restricted strategy")
     s.add_argument("--fault", default=None, metavar="NAME",
                    help="torch_xla step programs, for testing: plant this fault (fuzz/judge/steps.py FAULTS) "
@@ -48,7 +48,7 @@ def add_parser(subparsers):
 
 
 def cmd(args) -> int:
-    from fuzz.kinds import kind_of, kind_of_file, named
+    from fuzz.kinds import KINDS, kind_of, kind_of_file, named
 
     log = (lambda m: print(m, file=sys.stderr, flush=True)) if args.verbose else None
     target = Path(args.target)
@@ -57,7 +57,8 @@ def cmd(args) -> int:
              "hypothesis": args.hypothesis or None}
     foreign = sorted(k for k, v in asked.items() if v and k not in kind.shrink_options)
     if foreign:
-        error(f"--{foreign[0]} does not apply to a {kind.name} program")
+        takers = " and ".join(f"{k.noun}s" for k in KINDS.values() if foreign[0] in k.shrink_options)
+        error(f"--{foreign[0]} is for {takers} only, and {target} is a {kind.noun}")
         return EXIT_BAD_INPUT
     opts = dict(time_budget=args.time_budget, reruns=args.reruns, timeout=args.timeout, log=log,
                 relax_families=args.relax_families, **{k: v for k, v in asked.items() if v is not None})

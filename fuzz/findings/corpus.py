@@ -253,6 +253,8 @@ class Corpus:
         if not d.is_dir():
             raise CorpusError(d, "not a corpus entry directory")
         missing = [f for f in FILES if not (d / f).is_file()]
+        if len(missing) == len(FILES):
+            raise CorpusError(d, f"not a corpus entry (it has none of {', '.join(FILES)})")
         if missing:
             raise CorpusError(d, f"missing {', '.join(missing)}")
         data = {}

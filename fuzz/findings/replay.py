@@ -11,13 +11,17 @@ limit, or whose program cannot be re-judged, is an ERROR, with the reason.
 
 A torch_xla entry (a step program) replayed by a Python without torch_xla,
 or a CUDA entry on a machine without a CUDA device, is SKIPPED, with the
-reason; it does not fail the run.
+reason; it does not fail the run. So is an entry whose repro.py exits 77
+(it found its device or stack missing).
 
 Crash and hang findings are matched by what they do: an entry recorded as a
 crash whose repro and re-judge die by the same signal, or recorded as a hang
 whose re-judge runs past the time limit, is still failing (their frames come
 from a different process and would not match).
 
+Entries are replayed `jobs` at a time (default: one per usable CPU, each
+subprocess with one Inductor compile thread and its share of OMP threads,
+fuzz/campaign/sizing.py), and reported to `on_row` as they finish.
 Subprocesses run in their own session with a fresh Inductor cache (shared by
 one replay), and are killed with their whole process group on timeout.
 
@@ -34,13 +38,14 @@ import shutil
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable
 
 from fuzz.kinds import kind_of
 from fuzz.findings.signature import in_bucket, signature
-from fuzz.judge.isolated import JudgeError, child_env, judge_in_subprocess, run_command, tail
+from fuzz.judge.isolated import EXIT_SKIP, JudgeError, child_env, judge_in_subprocess, run_command, tail
 from fuzz.judge.verdict import Outcome, Verdict
 
 STILL_FAILING, FIXED, CHANGED, ERROR, SKIPPED = "still-failing", "fixed", "changed", "error", "skipped"
@@ -90,7 +95,7 @@ def _known_issues(root: Path):
 
 
 def replay_entry(entry_dir, *, timeout: float = 600.0, python: str | None = None, cache_dir: str | None = None,
-                 known=None) -> ReplayRow:
+                 known=None, env: dict | None = None) -> ReplayRow:
     """Replay one corpus entry; never raises for a bad entry (an ERROR row)."""
     from fuzz.findings.corpus import CorpusError
 
@@ -98,7 +103,7 @@ def replay_entry(entry_dir, *, timeout: float = 600.0, python: str | None = None
     row = ReplayRow(key=d.name, path=str(d), status=ERROR)
     start = time.monotonic()
     try:
-        _replay_into(row, d, timeout=timeout, python=python, cache_dir=cache_dir, known=known)
+        _replay_into(row, d, timeout=timeout, python=python, cache_dir=cache_dir, known=known, env=env)
     except CorpusError as e:
         row.status, row.reason = ERROR, f"corrupt entry: {e.reason}"
     except JudgeError as e:  # ReplayError, or the fresh-process judge failing
@@ -109,7 +114,7 @@ def replay_entry(entry_dir, *, timeout: float = 600.0, python: str | None = None
     return row
 
 
-def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known) -> None:
+def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known, env) -> None:
     from fuzz.findings.corpus import Corpus
 
     entry = Corpus(d.parent).load(d)
@@ -124,8 +129,12 @@ def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known) 
         row.status, row.reason = SKIPPED, missing
         return
     recorded = entry.verdict.outcome
-    rc, out, err = run_command([python or sys.executable, "repro.py"], timeout=timeout, env=child_env(cache_dir), cwd=d)
+    rc, out, err = run_command([python or sys.executable, "repro.py"], timeout=timeout, env=child_env(cache_dir, env),
+                               cwd=d)
     row.repro_rc = rc
+    if rc == EXIT_SKIP:  # the repro found its device or stack missing
+        row.status, row.reason = SKIPPED, tail(err, 1) or tail(out, 1) or "repro.py exited 77 (skipped)"
+        return
     if rc is None:
         if recorded is not Outcome.HANG:
             raise ReplayError(f"timeout: repro.py ran past {timeout:g} s")
@@ -140,7 +149,7 @@ def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known) 
         pass
     else:
         raise ReplayError(f"repro crashed (exit {rc}): {tail(err, 12) or tail(out, 12)}")
-    v = judge_in_subprocess(d / "program.json", timeout=timeout, python=python, cache_dir=cache_dir)
+    v = judge_in_subprocess(d / "program.json", timeout=timeout, python=python, cache_dir=cache_dir, env=env)
     sig = signature(v, entry.program)
     row.outcome, row.new_signature, row.new_signature_text = v.outcome.value, sig.key, sig.text
     same, note = same_bug(entry, v)
@@ -179,26 +188,55 @@ def entry_dirs(corpus_root) -> list[Path]:
     return [d for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith(".")]
 
 
-def replay(corpus_root, *, timeout: float = 600, jobs: int = 1, python: str | None = None) -> list[ReplayRow]:
-    """Replay every entry of the corpus (sorted by key), `jobs` at a time;
-    `timeout` bounds each subprocess. Raises FileNotFoundError when the
-    corpus directory does not exist."""
+def replay(corpus_root, *, timeout: float = 600, jobs: int | None = None, python: str | None = None,
+           on_row: Callable[[ReplayRow, int, int], None] | None = None) -> list[ReplayRow]:
+    """Replay every entry of the corpus, `jobs` at a time (default: one per
+    usable CPU); `timeout` bounds each subprocess. on_row(row, done, total)
+    is called in this thread as each entry finishes; the rows are returned
+    sorted by key. Raises FileNotFoundError when the corpus directory does
+    not exist."""
+    from fuzz.campaign.sizing import size_pool
+
     root = Path(corpus_root)
     if not root.is_dir():
         raise FileNotFoundError(f"no corpus directory {str(root)!r}")
     dirs = entry_dirs(root)
     known = _known_issues(root)
+    sizing = size_pool(jobs)
     cache_dir = tempfile.mkdtemp(prefix="replay-inductor-cache-")
-    try:
-        def one(d):
-            return replay_entry(d, timeout=timeout, python=python, cache_dir=cache_dir, known=known)
+    rows: dict[Path, ReplayRow] = {}
 
-        if jobs <= 1 or len(dirs) <= 1:
-            return [one(d) for d in dirs]
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(one, dirs))
+    def one(d):
+        return replay_entry(d, timeout=timeout, python=python, cache_dir=cache_dir, known=known, env=sizing.env)
+
+    def done(d, row):
+        rows[d] = row
+        if on_row is not None:
+            on_row(row, len(rows), len(dirs))
+
+    try:
+        if sizing.workers <= 1 or len(dirs) <= 1:
+            for d in dirs:
+                done(d, one(d))
+        else:
+            with ThreadPoolExecutor(max_workers=sizing.workers) as pool:
+                futures = {pool.submit(one, d): d for d in dirs}
+                for f in as_completed(futures):
+                    done(futures[f], f.result())
+        return [rows[d] for d in dirs]
     finally:
         shutil.rmtree(cache_dir, ignore_errors=True)
+
+
+def row_line(row: ReplayRow, done: int | None = None, total: int | None = None) -> str:
+    """One plain line for an entry as it finishes: [done/total] KEY STATUS  what (seconds)."""
+    what = " ".join((row.reason or row.signature or "").split())
+    if row.status == CHANGED and row.new_signature_text:
+        what = f"now {row.new_signature_text}"
+    if len(what) > 160:
+        what = what[:157] + "..."
+    at = f"[{done}/{total}] " if done is not None else ""
+    return f"{at}{row.key}  {row.status}  {what}  ({row.seconds:.1f} s)".rstrip()
 
 
 def counts(rows: list[ReplayRow]) -> dict:
@@ -212,7 +250,7 @@ def exit_status(rows: list[ReplayRow], *, fail_on_fixed: bool = False) -> int:
     return EXIT_FAIL if any(r.status in bad for r in rows) else EXIT_OK
 
 
-_STYLE = {STILL_FAILING: "yellow", FIXED: "green", CHANGED: "magenta", ERROR: "red", SKIPPED: "dim"}
+STYLE = {STILL_FAILING: "yellow", FIXED: "green", CHANGED: "magenta", ERROR: "red", SKIPPED: "dim"}
 
 
 def print_table(rows: list[ReplayRow], *, title: str = "", file=None) -> None:
@@ -231,7 +269,7 @@ def print_table(rows: list[ReplayRow], *, title: str = "", file=None) -> None:
             detail = f"{r.new_signature_text}\n{r.reason}"
         if r.known and r.known not in detail:
             detail = f"{detail}\nknown: {r.known}".strip()
-        table.add_row(r.key, f"[{_STYLE[r.status]}]{r.status}[/]", r.signature, detail, end_section=False)
+        table.add_row(r.key, f"[{STYLE[r.status]}]{r.status}[/]", r.signature, detail, end_section=False)
     console.print(table)
     c = counts(rows)
     console.print(f"{len(rows)} entries: " + ", ".join(f"{n} {s}" for s, n in c.items()))

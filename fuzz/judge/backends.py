@@ -36,8 +36,14 @@ class Backend:
         return ":" in self.name
 
     def repro_imports(self) -> list[str]:
-        """Lines a standalone repro needs before torch.compile(backend=...)."""
-        return [f"import {self.requires}"] if self.requires else []  # registers its Dynamo backend
+        """Lines a standalone repro needs before torch.compile(backend=...): the
+        module it requires (registers its Dynamo backend), or exit 77 (skipped)
+        with one line where it is not installed. The repro imports sys first."""
+        if not self.requires:
+            return []
+        return ["try:", f"    import {self.requires}", "except ImportError:",
+                f"    print('SKIP: cannot run this repro here: it needs {self.requires}, which this Python does "
+                "not have', file=sys.stderr)", "    sys.exit(77)"]
 
     def repro_backend(self) -> tuple[list[str], str]:
         """(import lines, the backend= expression) for a repro."""

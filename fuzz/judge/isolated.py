@@ -1,6 +1,6 @@
 """Judging in a fresh process, and reading a process that died.
 
-`judge_in_subprocess` runs `python -m fuzz check PROGRAM --json` in a new
+`judge_in_subprocess` runs `python -m fuzz check PROGRAM --json --in-process` in a new
 process group: a child killed by a signal becomes a CRASH verdict, one past
 its time limit a HANG verdict, as the worker pool reports them. Replay, the
 pytest corpus plugin and the compiled kind's isolated judging use it; the
@@ -22,6 +22,7 @@ from pathlib import Path
 from fuzz.judge.verdict import Outcome, Stage, Verdict
 
 _TAIL = 20
+EXIT_SKIP = 77  # a repro.py that cannot run here (no such device or stack): skipped, not failed
 _ROOT = Path(__file__).resolve().parents[2]  # holds the fuzz package
 
 
@@ -29,8 +30,13 @@ class JudgeError(Exception):
     """A program could not be judged in a fresh process; the message says why."""
 
 
-def child_env(cache_dir: str | None) -> dict:
+def child_env(cache_dir: str | None, extra: dict | None = None) -> dict:
+    """This process's environment for a fresh `python -m fuzz` or repro.py:
+    the fuzz package importable, `extra` set (what the environment does not
+    set already), a private Inductor cache when cache_dir is given."""
     env = dict(os.environ)
+    for k, v in (extra or {}).items():
+        env.setdefault(k, v)
     paths = [str(_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
     env["PYTHONPATH"] = os.pathsep.join(paths)  # custom module:attr backends, and `-m fuzz`
     if cache_dir:
@@ -78,14 +84,16 @@ def _parse_json_object(out: str) -> dict | None:
 
 
 def judge_in_subprocess(program_path, *, timeout: float = 600.0, python: str | None = None,
-                        cache_dir: str | None = None) -> Verdict:
-    """The verdict of `python -m fuzz check PROGRAM --json`, run in a fresh
+                        cache_dir: str | None = None, env: dict | None = None) -> Verdict:
+    """The verdict of `python -m fuzz check PROGRAM --json --in-process`, run in a fresh
     process. A child killed by a signal is a CRASH verdict, one past the time
     limit a HANG verdict (as the worker pool reports them); anything else
-    that yields no verdict raises JudgeError."""
-    cmd = [python or sys.executable, "-X", "faulthandler", "-m", "fuzz", "check", str(program_path), "--json"]
+    that yields no verdict raises JudgeError. env: variables for the child
+    beyond this process's (child_env)."""
+    cmd = [python or sys.executable, "-X", "faulthandler", "-m", "fuzz", "check", str(program_path), "--json",
+           "--in-process"]
     start = time.monotonic()
-    rc, out, err = run_command(cmd, timeout=timeout, env=child_env(cache_dir), cwd=_ROOT)
+    rc, out, err = run_command(cmd, timeout=timeout, env=child_env(cache_dir, env), cwd=_ROOT)
     if rc is None:
         return Verdict(outcome=Outcome.HANG, stage=Stage.PROCESS, seconds=time.monotonic() - start,
                        message=f"no verdict within the time limit ({timeout:g} s); worker killed")

@@ -20,6 +20,21 @@ MISMATCH = "mismatch"  # outputs, or inputs after the call, differ
 STRIDE = "stride"  # values agree, an output's strides differ (only with check_strides)
 RECOMPILE = "recompile"  # a call that should reuse the compiled graph compiled another one
 GRADIENT = "gradient"  # outputs agree, the gradients of a loss of them do not
+SKIP_EXIT = 77  # exit status of a repro whose device this machine lacks: skipped, neither passed nor failed
+
+
+def missing_device(device):
+    """Why this machine cannot run on `device` (a CUDA device it does not
+    have), or None."""
+    dev = torch.device(device)
+    if dev.type != "cuda":
+        return None
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if n == 0:
+        return f"it runs on {device}, and this machine has no CUDA device"
+    if dev.index is not None and dev.index >= n:
+        return f"it runs on {device}, and this machine has {n} CUDA device(s)"
+    return None
 
 
 def _strides(t):

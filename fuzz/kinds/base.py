@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 class ProgramKind:
     name: str = ""
+    noun: str = ""  # what a user calls one, in messages: "torch.compile program"
     recycle_after: int = 200  # cases a campaign worker judges before it is replaced
 
     # -- the program ---------------------------------------------------------

@@ -13,6 +13,7 @@ from fuzz.kinds.base import ProgramKind
 
 class CompiledKind(ProgramKind):
     name = "compiled"
+    noun = "torch.compile program"
     recycle_after = 200  # compiled code and Inductor's caches grow with every case
 
     def load(self, d: dict):
@@ -55,8 +56,9 @@ class CompiledKind(ProgramKind):
     def unavailable(self, p) -> str | None:
         from fuzz import devices
 
-        if devices.is_cuda(p.settings.device) and not _have_cuda():
-            return (f"a program for {p.settings.device}, and this machine has no CUDA device "
+        why = devices.missing(p.settings.device)
+        if why:
+            return (f"a program for {p.settings.device}, and {why} "
                     "(run it on a GPU machine, or re-target it with --device cpu)")
         return None
 
@@ -126,10 +128,3 @@ class CompiledKind(ProgramKind):
             if pool is not None:
                 pool.close()
 
-
-def _have_cuda() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return torch.cuda.is_available()

@@ -12,6 +12,7 @@ from fuzz.kinds.base import ProgramKind
 
 class StepKind(ProgramKind):
     name = "steps"
+    noun = "torch_xla step program"
     recycle_after = 5000  # a case takes milliseconds and a restart seconds (importing torch_xla)
     isolated_by_default = True  # graphs cached by earlier cases in a process can make a verdict
     triage = ("a torch_xla step-program entry; triage ablates torch.compile programs (backends, static shapes, "

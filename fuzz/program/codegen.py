@@ -5,7 +5,7 @@ function); the in-process interpreter executes exactly this text, and
 `repro_source` adds the comparison rule and the judging loop (fuzz/judge/
 compare.py and loop.py, copied verbatim, as the runner uses them) and a main()
 that compiles, runs the loop over the size schedule and exits 1 on
-disagreement.
+disagreement (77, with one line, when the machine lacks its device).
 """
 
 from __future__ import annotations
@@ -139,6 +139,10 @@ def compile_call(p: Program) -> tuple[list[str], str]:
 _MAIN = '''
 
 def main():
+    missing = missing_device(DEVICE)
+    if missing:  # neither pass nor fail: skipped
+        print(f"SKIP: cannot run this repro here: {{missing}}", file=sys.stderr)
+        sys.exit(SKIP_EXIT)
     torch.manual_seed(0)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -184,7 +188,8 @@ def repro_source(p: Program, title: str = "") -> str:
     imports, compile_expr = compile_call(p)
     head = [f'"""{title or "shapefuzz repro"}', "",
             "Runs the program eagerly (and in float64 as a reference) and compiled over the",
-            "size schedule; exits 1 when compiled and eager disagree, 0 when they agree.", '"""',
+            "size schedule; exits 1 when compiled and eager disagree, 0 when they agree,",
+            "77 when this machine lacks its device.", '"""',
             "import sys", "import time"] + imports
     return ("\n".join(head) + "\n" + module_source(p) + "\n\n" + compare_source() + "\n\n" + loop_source()
             + _MAIN.format(compile_expr=compile_expr))

@@ -17,9 +17,33 @@ from fuzz.program.layouts import LAYOUTS, VIEWS  # noqa: F401 - re-exported: the
 MARKS = ("static", "dynamic", "maybe_dynamic", "unbacked")
 DYNAMIC_FLAGS = (None, True, False)
 
+# Resource limits of one case, checked when a program is loaded (typecheck,
+# step_ir.check); the strategies never exceed them. A case file past them is
+# bad input, not a case to run out of memory on.
+MAX_RANK = 8  # dims of any tensor a program makes
+MAX_ELEMENTS = 1 << 24  # elements of any tensor at any call (64 MiB as float32)
+MAX_CALLS = 64  # calls in a size schedule
+
 
 class ProgramError(ValueError):
     """A program (or its JSON) is malformed, of another schema, or invalid."""
+
+
+def limit_error(what: str, shape_at, calls: int) -> str | None:
+    """Why a tensor is past the resource limits, or None. shape_at(call) is
+    its shape (a sequence of ints) at that call of the schedule."""
+    shape = list(shape_at(0)) if calls else []
+    if len(shape) > MAX_RANK:
+        return f"{what} has rank {len(shape)}, over the limit of {MAX_RANK} dims"
+    for call in range(calls):
+        dims = list(shape_at(call))
+        n = 1
+        for d in dims:
+            n *= d
+        if n > MAX_ELEMENTS:
+            return (f"{what} has {n} elements (shape {dims}) at call {call}, over the limit of "
+                    f"2**24 = {MAX_ELEMENTS} elements per tensor")
+    return None
 
 
 class JsonForm:
@@ -125,43 +149,94 @@ def _need(d: dict, key: str, typ, where: str):
     return v
 
 
+# What the other files of a corpus entry hold, to name one given in place of a program.
+_NOT_A_PROGRAM = {"outcome": "a verdict (verdict.json)", "hits": "an entry's meta.json",
+                  "torch": "an entry's env.json", "key": "a signature (signature.json)", "rows": "an ablation.json"}
+
+
+def _optional(d: dict, key: str, ok, want: str, where: str) -> None:
+    if key in d and not ok(d[key]):
+        raise ProgramError(f"{where}: field {key!r} must be {want}, got {d[key]!r}"[:300])
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 def _program_from_dict(d: Any) -> Program:
     if not isinstance(d, dict):
         raise ProgramError("a program must be a JSON object")
+    if "schema" not in d:
+        what = next((w for k, w in _NOT_A_PROGRAM.items() if k in d), None)
+        raise ProgramError(f"not a program: this is {what}; give the entry's program.json" if what else
+                           "not a program: no 'schema' field (a program has schema, sizes, inputs, ops, outputs)")
     schema = d.get("schema")
     if schema != SCHEMA_VERSION:
         raise ProgramError(f"schema version {schema!r} is not supported (this shapefuzz reads {SCHEMA_VERSION})")
     sizes = _need(d, "sizes", dict, "program")
     for k, v in sizes.items():
-        if not isinstance(v, list) or not v or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v):
+        if not isinstance(v, list) or not v or not all(_is_int(x) and x >= 0 for x in v):
             raise ProgramError(f"sizes[{k!r}] must be a non-empty list of non-negative ints")
     if len({len(v) for v in sizes.values()}) > 1:
         raise ProgramError("every size symbol needs one value per call of the schedule")
+    if sizes and len(next(iter(sizes.values()))) > MAX_CALLS:
+        raise ProgramError(f"the size schedule has {len(next(iter(sizes.values())))} calls, over the limit of "
+                           f"{MAX_CALLS}")
     known_inputs = {f.name for f in TensorInput.__dataclass_fields__.values()}
     inputs = []
     for i, x in enumerate(_need(d, "inputs", list, "program")):
+        where = f"inputs[{i}]"
         if not isinstance(x, dict):
-            raise ProgramError(f"inputs[{i}] must be an object")
+            raise ProgramError(f"{where} must be an object")
         extra = set(x) - known_inputs
         if extra:
-            raise ProgramError(f"inputs[{i}]: unknown fields {sorted(extra)}")
-        _need(x, "name", str, f"inputs[{i}]")
-        _need(x, "shape", list, f"inputs[{i}]")
+            raise ProgramError(f"{where}: unknown fields {sorted(extra)}")
+        _need(x, "name", str, where)
+        _need(x, "shape", list, where)
+        _optional(x, "dtype", lambda v: isinstance(v, str), "a dtype name", where)
+        _optional(x, "layout", lambda v: isinstance(v, str), "a layout name", where)
+        _optional(x, "layout_dim", _is_int, "an int", where)
+        _optional(x, "scale", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+                  and abs(v) < float("inf") and v == v, "a finite number", where)
+        _optional(x, "marks", lambda v: isinstance(v, list) and all(isinstance(m, str) for m in v),
+                  "a list of marks", where)
         inputs.append(TensorInput(**x))
     ops = []
     for i, o in enumerate(_need(d, "ops", list, "program")):
         if not isinstance(o, dict):
             raise ProgramError(f"ops[{i}] must be an object")
-        ops.append(OpCall(op=_need(o, "op", str, f"ops[{i}]"), args=_need(o, "args", list, f"ops[{i}]"),
+        args = _need(o, "args", list, f"ops[{i}]")
+        if not all(isinstance(a, str) for a in args):
+            raise ProgramError(f"ops[{i}]: args must be value names (strings)")
+        ops.append(OpCall(op=_need(o, "op", str, f"ops[{i}]"), args=args,
                           params=_need(o, "params", dict, f"ops[{i}]"), out=_need(o, "out", str, f"ops[{i}]")))
+    outputs = _need(d, "outputs", list, "program")
+    if not all(isinstance(o, str) for o in outputs):
+        raise ProgramError("outputs must be value names (strings)")
     settings = d.get("settings", {})
     if not isinstance(settings, dict):
         raise ProgramError("settings must be an object")
     extra = set(settings) - {f for f in RunSettings.__dataclass_fields__}
     if extra:
         raise ProgramError(f"settings: unknown fields {sorted(extra)}")
+    _check_settings(settings)
     seed = d.get("seed", 0)
-    if not isinstance(seed, int):
+    if not _is_int(seed):
         raise ProgramError("seed must be an int")
-    return Program(sizes=sizes, inputs=inputs, ops=ops, outputs=_need(d, "outputs", list, "program"),
-                   settings=RunSettings(**settings), seed=seed, schema=schema)
+    return Program(sizes=sizes, inputs=inputs, ops=ops, outputs=outputs, settings=RunSettings(**settings), seed=seed,
+                   schema=schema)
+
+
+def _check_settings(s: dict) -> None:
+    from fuzz.devices import DeviceError, parse
+
+    _optional(s, "backend", lambda v: isinstance(v, str) and v, "a backend name", "settings")
+    _optional(s, "device", lambda v: isinstance(v, str), "a device string", "settings")
+    _optional(s, "dynamic", lambda v: v in DYNAMIC_FLAGS and not _is_int(v), "null, true or false", "settings")
+    _optional(s, "mode", lambda v: v is None or isinstance(v, str), "null or a torch.compile mode", "settings")
+    _optional(s, "options", lambda v: isinstance(v, dict), "an object of Inductor options", "settings")
+    if "device" in s:
+        try:
+            parse(s["device"])
+        except DeviceError as e:
+            raise ProgramError(f"settings: {e}") from None

@@ -164,7 +164,10 @@ def step_repro_source(p: StepProgram, title: str = "") -> str:
             "# torch_xla reads these at import time.",
             'os.environ.setdefault("PJRT_DEVICE", "CPU")']
     head += [f"os.environ[{k!r}] = {v!r}" for k, v in env.items()]
-    head += ["", "import warnings  # noqa: E402", "", "import torch  # noqa: E402", "import torch_xla  # noqa: E402",
-             "import torch_xla.core.xla_model as xm  # noqa: E402", "",
+    head += ["", "import warnings  # noqa: E402", "", "import torch  # noqa: E402", "",
+             "try:", "    import torch_xla  # noqa: E402", "    import torch_xla.core.xla_model as xm  # noqa: E402",
+             "except ImportError:  # exit 77: skipped, neither pass nor fail",
+             "    print('SKIP: cannot run this repro here: it needs torch_xla, which this Python does not have', "
+             "file=sys.stderr)", "    sys.exit(77)", "",
              'warnings.filterwarnings("ignore", "Use torch_xla.sync instead", DeprecationWarning)', ""]
     return "\n".join(head) + "\n" + mod.replace("import torch\n", "", 1) + "\n\n" + compare_source() + _MAIN

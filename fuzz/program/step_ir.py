@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from fuzz.program.ir import JsonForm, ProgramError
+from fuzz.program.ir import JsonForm, ProgramError, limit_error
 
 SCHEMA_VERSION = 1
 # One dtype per program keeps promotion out of the way: these bugs are about
@@ -277,10 +277,11 @@ def check(p: StepProgram) -> None:
         if not isinstance(b.steps, list) or not b.steps:
             raise ProgramError(f"{where}: a block needs at least one step")
         for j, st in enumerate(b.steps):
-            _check_step(st, bound, set(b.sizes), f"{where}.steps[{j}]")
+            _check_step(st, bound, b, f"{where}.steps[{j}]")
 
 
-def _check_step(st: Step, bound: set, symbols: set, where: str) -> None:
+def _check_step(st: Step, bound: set, block: Block, where: str) -> None:
+    symbols = set(block.sizes)
     spec = OPS.get(st.op) if isinstance(st.op, str) else None
     if spec is None:
         raise ProgramError(f"{where}: unknown op {st.op!r}")
@@ -304,9 +305,15 @@ def _check_step(st: Step, bound: set, symbols: set, where: str) -> None:
         if not _PARAM_CHECKS[tag](st.params[name]):
             raise ProgramError(f"{where}: param {name!r} has a bad value {st.params[name]!r}")
         if tag == "shape":
-            unknown = {d for d in st.params[name] if isinstance(d, str)} - symbols
+            shape = st.params[name]
+            unknown = {d for d in shape if isinstance(d, str)} - symbols
             if unknown:
                 raise ProgramError(f"{where}: size symbols {sorted(unknown)} are not bound by this block")
+            reps = block.repeat if block.sizes else 1
+            why = limit_error(f"{where}: param {name!r}",
+                              lambda r: [block.sizes[d][r] if isinstance(d, str) else d for d in shape], reps)
+            if why:
+                raise ProgramError(why)
     if spec.scalar_other and len(st.args) == 1 and "other" not in st.params:
         raise ProgramError(f"{where}: needs a second tensor or params['other']")
     if spec.scalar_other and len(st.args) == 2 and "other" in st.params:

@@ -1,11 +1,13 @@
 """Abstract interpretation of a Program over the op database: the ValueInfo of
 every value, or a ProgramError naming the first thing that makes it invalid.
-Used to validate loaded cases, by the strategies' tests, and by the shrinker."""
+Used to validate loaded cases, by the strategies' tests, and by the shrinker.
+Every value is held to the resource limits of fuzz/program/ir.py (rank,
+elements at every call)."""
 
 from __future__ import annotations
 
 from fuzz.program import dtypes as D
-from fuzz.program.ir import DYNAMIC_FLAGS, LAYOUTS, MARKS, VIEWS, Program, ProgramError, TensorInput
+from fuzz.program.ir import DYNAMIC_FLAGS, LAYOUTS, MARKS, VIEWS, Program, ProgramError, TensorInput, limit_error
 from fuzz.program.layouts import LAYOUT_TABLE, view_shape, window_fits
 from fuzz.program.opdb import OPS
 from fuzz.program.symbolic import Dim, ValueInfo
@@ -75,6 +77,17 @@ def _check_alias(p: Program, inp: TensorInput, earlier: dict) -> None:
         raise ProgramError(f"input {inp.name}: alias calls must have one bool per call of the schedule")
 
 
+def over_limits(v: ValueInfo) -> str | None:
+    """Why a value is past the resource limits (rank, elements at a call), or None."""
+    return limit_error("a value", lambda call: [d.values[call] for d in v.shape], v.calls)
+
+
+def _check_limits(what: str, v: ValueInfo) -> None:
+    why = limit_error(what, lambda call: [d.values[call] for d in v.shape], v.calls)
+    if why:
+        raise ProgramError(why)
+
+
 def typecheck(p: Program) -> dict[str, ValueInfo]:
     """Return name -> ValueInfo for every input and op result."""
     if p.settings.dynamic not in DYNAMIC_FLAGS:
@@ -87,6 +100,7 @@ def typecheck(p: Program) -> dict[str, ValueInfo]:
             raise ProgramError(f"input name {inp.name!r} is not a fresh identifier")
         check_input(p, inp, {x.name: x for x in p.inputs[:len(env)]})
         env[inp.name] = input_info(p, inp, env)
+        _check_limits(f"input {inp.name}", env[inp.name])
     for i, call in enumerate(p.ops):
         if call.op not in OPS:
             raise ProgramError(f"ops[{i}]: unknown op {call.op!r}")
@@ -103,13 +117,19 @@ def typecheck(p: Program) -> dict[str, ValueInfo]:
             reason = spec.check(args, call.params)
             if reason is None and any(not spec.fits(args[:i], args[i]) for i in range(1, spec.arity)):
                 reason = "operands do not fit together"
-        except (KeyError, TypeError, IndexError) as e:
+        except ProgramError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a hand-written case: any bad param is bad input
             reason = f"malformed params ({type(e).__name__}: {e})"
         if reason:
             raise ProgramError(f"ops[{i}] {call.op}: {reason}")
         if not call.out.isidentifier() or call.out in env:
             raise ProgramError(f"ops[{i}]: output name {call.out!r} is not a fresh identifier")
-        env[call.out] = spec.infer(args, call.params, call.out)
+        try:
+            env[call.out] = spec.infer(args, call.params, call.out)
+        except Exception as e:  # noqa: BLE001
+            raise ProgramError(f"ops[{i}] {call.op}: malformed params ({type(e).__name__}: {e})") from None
+        _check_limits(f"ops[{i}] {call.op}: its result", env[call.out])
     if not p.outputs:
         raise ProgramError("a program needs at least one output")
     for o in p.outputs:
