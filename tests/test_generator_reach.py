@@ -17,11 +17,11 @@ from fuzz.program.opdb import OPS
 
 def _finding(tmp_path, backend, outcome, seed=3):
     """The first new finding with `outcome` in a campaign of at most 300 cases
-    (it stops after a few findings: a backend built on AOTAutograd also meets
+    (it stops after a dozen findings: a backend built on AOTAutograd also meets
     AOTAutograd's own bugs)."""
     cfg = CampaignConfig(backend=backend, seed=seed, state_dir=str(tmp_path / "state"),
                          corpus_dir=str(tmp_path / "corpus"), workers=0, shrink=False, triage=False,
-                         max_cases=300, max_findings=4)
+                         max_cases=300, max_findings=12)
     summary = run_campaign(cfg, progress=Progress(live=False)).summary
     path = tmp_path / "state" / "findings.jsonl"
     findings = [json.loads(line) for line in open(path)] if path.exists() else []

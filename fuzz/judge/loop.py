@@ -38,7 +38,10 @@ def missing_device(device):
 
 
 def _strides(t):
-    """Strides of dims longer than 1 (others are arbitrary)."""
+    """Strides of dims longer than 1 (others are arbitrary); none for an empty
+    tensor, whose strides address nothing."""
+    if t.numel() == 0:
+        return ()
     return tuple(s for s, n in zip(t.stride(), t.shape) if n > 1)
 
 
