@@ -17,6 +17,19 @@ LAYOUTS = ("contiguous", "transposed", "offset", "expanded")
 MARKS = ("static", "dynamic", "maybe_dynamic", "unbacked")
 DYNAMIC_FLAGS = (None, True, False)
 
+# The op the shrinker puts in place of any op a bug does not need (an identity
+# for finite values, on every dtype and rank): a minimal program that still
+# holds it needs "some op" there, not that one. Its family is what a value
+# signature then names (tests/test_signature.py checks it against the op database).
+NEUTRAL_OP = "nan_to_num"
+NEUTRAL_FAMILY = "pointwise"
+
+
+def dtype_class(dt: str) -> str:
+    """The class of a dtype a minimal signature names: float32 is the default ("")."""
+    return {"bool": "bool", "int32": "int", "int64": "int", "float16": "half", "bfloat16": "half",
+            "float64": "double", "float32": ""}.get(dt, dt)
+
 
 class ProgramError(ValueError):
     """A program (or its JSON) is malformed, of another schema, or invalid."""
@@ -95,6 +108,34 @@ class Program(JsonForm):
         from fuzz.devices import device_type
 
         return device_type(self.settings.device)
+
+    def minimal_parts(self) -> dict:
+        """What a minimal signature names besides the outcome and device: the
+        op kinds in order (family, with the params that are names or flags, a
+        dtype as its class) and the features of inputs and settings that are
+        not the defaults. Read off a shrunk program, every one of them is
+        something the bug needs (the shrinker took away all it could)."""
+        from fuzz.program.opdb import OPS  # lazy: the op database pulls in hypothesis
+
+        def kind(c: OpCall) -> str:
+            fam = OPS[c.op].family if c.op in OPS else f"?{c.op}"
+            cats = [f"{k}={dtype_class(v) or v if k == 'to' else v}" for k, v in sorted(c.params.items())
+                    if isinstance(v, str) or v is True]
+            return fam + (f"({','.join(cats)})" if cats else "")
+
+        def joined(items) -> str:
+            return ",".join(sorted({i for i in items if i})) or "-"
+
+        s = self.settings
+        marks = joined(m for x in self.inputs for m in x.marks if m != "static")
+        if s.dynamic is not None:
+            marks += f"; dynamic={s.dynamic}"
+        return {"needs": " > ".join(kind(c) for c in self.ops) or "-", "marks": marks,
+                "layout": joined(x.layout for x in self.inputs if x.layout != "contiguous"),
+                "dtype": joined(dtype_class(x.dtype) for x in self.inputs),
+                "values": "scaled" if any(x.scale != 1.0 for x in self.inputs) else "-",
+                "mode": s.mode or "-",
+                "flags": ", ".join(f"{k}={v!r}" for k, v in sorted((s.options or {}).items())) or "-"}
 
     def sizes_at(self, call: int) -> dict:
         return {k: v[call] for k, v in self.sizes.items()}
