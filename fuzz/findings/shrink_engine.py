@@ -42,6 +42,15 @@ class OutOfTime(Exception):
     pass
 
 
+class Settled(Exception):
+    """Raised by a prelude that reached a known minimal form (fuzz/findings/
+    shrink_onto.py): the passes are skipped and the result re-checked once."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
 class ShrinkKind(Protocol):
     """What the engine needs to know about one kind of program."""
 
@@ -90,6 +99,7 @@ class ShrinkResult:
     hypothesis: dict = field(default_factory=dict)  # the optional Hypothesis stage's figures (compiled kind)
     steps: list = field(default_factory=list)  # accepted steps, in order
     target_text: str | None = None  # the signature text pinned (the bucket of in_bucket)
+    onto: str | None = None  # the key of the known minimal form a prelude settled on, if it did
     original_verdict: Verdict | None = None  # the original's verdict (its last try when it did not reproduce)
     error: str | None = None  # why evaluate raised on the original's last try, if it did
     kind: Any = field(default=None, repr=False, compare=False)
@@ -115,6 +125,8 @@ class ShrinkResult:
                   "timed_out": self.timed_out, "interrupted": self.interrupted, "flaky": self.flaky,
                   "rechecks": list(self.rechecks), "relax_families": self.relax_families,
                   "hypothesis": dict(self.hypothesis), "steps": len(self.steps), "accepted": self.accepted})
+        if self.onto:
+            d["onto"] = self.onto
         return d
 
     def to_dict(self) -> dict:
@@ -131,6 +143,8 @@ class ShrinkResult:
         s += f"; {self.evaluations} evaluations, {self.seconds:.1f} s"
         if self.timed_out:
             s += " (time budget reached)"
+        if self.onto:
+            s += f" (onto the known minimal form {self.onto})"
         if self.flaky:
             s += " [FLAKY: a smaller program reproduced only sometimes; kept out]"
         return s
@@ -292,11 +306,15 @@ class Engine:
             if prelude is not None:
                 prelude(self)
             self.fixpoint()
+        except Settled as s:
+            res.onto, reruns = s.key, min(reruns, 1)
         except OutOfTime:
             res.timed_out = True
         except KeyboardInterrupt:
             res.timed_out = res.interrupted = True
         self._recheck(res, program, v0, reruns)
+        if res.flaky:
+            res.onto = None  # the settled form did not hold on its re-check
         res.evaluations, res.cache_hits = self.evaluations, self.cache_hits
         res.rejected_by_typecheck = self.typecheck_rejects
         res.seconds = time.monotonic() - self.started

@@ -115,14 +115,6 @@ class Program(JsonForm):
         dtype as its class) and the features of inputs and settings that are
         not the defaults. Read off a shrunk program, every one of them is
         something the bug needs (the shrinker took away all it could)."""
-        from fuzz.program.opdb import OPS  # lazy: the op database pulls in hypothesis
-
-        def kind(c: OpCall) -> str:
-            fam = OPS[c.op].family if c.op in OPS else f"?{c.op}"
-            cats = [f"{k}={dtype_class(v) or v if k == 'to' else v}" for k, v in sorted(c.params.items())
-                    if isinstance(v, str) or v is True]
-            return fam + (f"({','.join(cats)})" if cats else "")
-
         def joined(items) -> str:
             return ",".join(sorted({i for i in items if i})) or "-"
 
@@ -130,7 +122,7 @@ class Program(JsonForm):
         marks = joined(m for x in self.inputs for m in x.marks if m != "static")
         if s.dynamic is not None:
             marks += f"; dynamic={s.dynamic}"
-        return {"needs": " > ".join(kind(c) for c in self.ops) or "-", "marks": marks,
+        return {"needs": " > ".join(op_kind(c) for c in self.ops) or "-", "marks": marks,
                 "layout": joined(x.layout for x in self.inputs if x.layout != "contiguous"),
                 "dtype": joined(dtype_class(x.dtype) for x in self.inputs),
                 "values": "scaled" if any(x.scale != 1.0 for x in self.inputs) else "-",
@@ -146,6 +138,17 @@ class Program(JsonForm):
     @staticmethod
     def from_dict(d: Any) -> "Program":
         return _program_from_dict(d)
+
+
+def op_kind(c: OpCall) -> str:
+    """What a minimal signature names of one op: its family, with its params
+    that are names or flags ("pad(mode=reflect)"; a dtype as its class)."""
+    from fuzz.program.opdb import OPS  # lazy: the op database pulls in hypothesis
+
+    fam = OPS[c.op].family if c.op in OPS else f"?{c.op}"
+    cats = [f"{k}={dtype_class(v) or v if k == 'to' else v}" for k, v in sorted(c.params.items())
+            if isinstance(v, str) or v is True]
+    return fam + (f"({','.join(cats)})" if cats else "")
 
 
 def _need(d: dict, key: str, typ, where: str):
