@@ -144,3 +144,22 @@ def test_dedupe_merges_one_bug_found_in_three_programs(tmp_path, capsys):
 def test_dedupe_of_a_missing_corpus_is_bad_input(tmp_path, capsys):
     assert cli([str(tmp_path / "nope")]) == 2
     assert "not a corpus directory" in capsys.readouterr().err
+
+
+def test_an_output_that_aliases_a_wrongly_mutated_input_is_that_input_bug():
+    # mutate_input writes into its first input after the graph ran: a program whose output is that input
+    # (an in-place op on it, a view of it) diverges at the output; shrunk, it is the input mutation
+    from fuzz.findings.signature import aliases_input
+
+    mutate = "fuzz.planted:mutate_input"
+    keys = []
+    for ops in ([("relu_", ["x0"], {})], [("unsqueeze", ["x0"], {"dim": 0})], [("exp", ["x0"], {})]):
+        p = program(ops, sizes={"s0": [3, 5]}, backend=mutate)
+        v = run_case(p)
+        assert aliases_input(v) == (ops[0][0] != "exp"), v.summary()
+        assert v.outcome is (Outcome.INPUT_MUTATION if ops[0][0] == "exp" else Outcome.DIVERGENCE)
+        r = shrink(p, signature(v, p).key, reruns=1, time_budget=60)
+        assert [c.op for c in r.program.ops] == [NEUTRAL_OP], r.summary()
+        keys.append(minimal_signature(r.verdict, r.program).key)
+        assert minimal_signature(r.verdict, r.program).text.startswith("input-mutation-mismatch | input | needs: ")
+    assert len(set(keys)) == 1

@@ -19,7 +19,7 @@ from typing import Callable
 
 from fuzz.findings.corpus import Corpus, CorpusError, Entry
 from fuzz.findings.shrink import DEFAULT_RERUNS
-from fuzz.findings.signature import minimal_signature
+from fuzz.findings.signature import minimal_signature, outcome_class
 from fuzz.kinds import kind_of, report_entry
 
 
@@ -50,7 +50,7 @@ def known_forms(corpus: Corpus, entry: Entry, extra: list | None = None) -> list
     """(minimal key, program) of the re-keyed entries `entry` could turn out to
     be: the same kind of program, outcome and device type; most hits first."""
     def like(e) -> bool:
-        return (e.minimal and e.key != entry.key and e.verdict.outcome == entry.verdict.outcome
+        return (e.minimal and e.key != entry.key and outcome_class(e.verdict) == outcome_class(entry.verdict)
                 and type(e.program) is type(entry.program) and e.program.device_type() == entry.program.device_type())
 
     forms = sorted((e for e in corpus.entries() if like(e)), key=lambda e: -e.hits)

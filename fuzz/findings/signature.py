@@ -13,7 +13,9 @@ shrinking: no sizes, no symbol or buffer numbers, no paths or hashes.
 That signature is provisional: a value finding's op families are those of the
 program that happened to expose it, so one bug found in many programs falls
 in many buckets. Once shrunk, an entry is re-keyed by its minimal signature
-(`minimal_signature`): the same outcome part, then what the shrunk program
+(`minimal_signature`): the same outcome part (an output mismatch that is a
+wrongly mutated input seen through an aliasing output counts as that input
+mismatch), then what the shrunk program
 still holds -- the op kinds the bug needs, in order, and the features of its
 inputs and settings that are not the defaults (marks, layout, dtype class,
 mode, Inductor flags) -- and the device. The shrinker removes everything a bug
@@ -247,6 +249,26 @@ def _what(verdict: Verdict) -> str:
     return f"{outcome} | {exc} | {msg or '-'} | {frame or '-'}"
 
 
+def aliases_input(verdict: Verdict) -> bool:
+    """A value mismatch at an output that is the storage of an input that also
+    mismatched (the runner's numbers["input_alias"]): an input mutated wrongly,
+    seen through the output that aliases it."""
+    return _is_value(verdict) and bool(verdict.numbers.get("input_alias"))
+
+
+def outcome_class(verdict: Verdict) -> str:
+    """The outcome a minimal signature names: an input mismatch seen at an
+    aliasing output counts as the input mismatch it is."""
+    return Outcome.INPUT_MUTATION.value if aliases_input(verdict) else verdict.outcome.value
+
+
+def alias_bucket(text: str) -> str:
+    """The input-mutation bucket a value signature's finding falls in when its
+    output aliases the mutated input (the shrinker accepts either)."""
+    parts = text.split(" | ")
+    return " | ".join([Outcome.INPUT_MUTATION.value, "input"] + parts[2:]) if len(parts) > 2 else text
+
+
 def signature(verdict: Verdict, program=None) -> Signature:
     """The (provisional) bucket of `verdict`. `program` is needed for value
     outcomes (its op families are part of the bucket); without it they read "*"."""
@@ -267,4 +289,5 @@ def minimal_signature(verdict: Verdict, program) -> Signature:
     always gives the same key. Its text never equals a provisional one
     ("needs:" against "families:", or more fields), so the keys do not clash."""
     parts = " | ".join(f"{k}: {v}" for k, v in program.minimal_parts().items())
-    return Signature.of_text(f"{_what(verdict)} | {parts} | device: {program.device_type()}", minimal=True)
+    what = f"{outcome_class(verdict)} | input" if aliases_input(verdict) else _what(verdict)
+    return Signature.of_text(f"{what} | {parts} | device: {program.device_type()}", minimal=True)
