@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fuzz.cli import bench, check, dedupe, ops, replay, report, repro, run, sanitize, shrink, stats, triage
+from fuzz.cli import (bench, check, dedupe, followup, ops, replay, report, repro, run, sanitize, shrink, stats,
+                      triage)
 from fuzz.cli.common import EXIT_BAD_INPUT, error
 
-SUBCOMMANDS = (check, run, sanitize, stats, repro, ops, shrink, dedupe, replay, report, triage, bench)  # help order
+SUBCOMMANDS = (check, run, followup, sanitize, stats, repro, ops, shrink, dedupe, replay, report, triage,
+               bench)  # help order
 
 
 def build_parser() -> argparse.ArgumentParser:

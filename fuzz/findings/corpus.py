@@ -8,6 +8,7 @@
                                  "variants" (re-keyed entries): provisional key -> text, hits, first/last seen
                  repro.py        standalone script (imports only torch; torch_xla for XLA entries)
                  original_program.json, original_verdict.json  as found, once a shrink replaced them
+                                 (of the representative, in a merged entry)
                  variants/<provisional key>/program.json, verdict.json   each program as found (re-keyed)
     corpus/index.json            provisional key -> entry key, for the keys re-keyed entries absorbed
 
@@ -57,6 +58,7 @@ from fuzz.judge.verdict import Verdict
 
 FILES = ("program.json", "verdict.json", "signature.json", "env.json", "meta.json", "repro.py")
 INDEX = "index.json"
+_ORIGINALS = ("original_program.json", "original_verdict.json")  # the representative as found
 _LOCK = ".lock"
 _INDEX_LOCK = ".index.lock"
 
@@ -220,6 +222,15 @@ class Corpus:
         self._index_cache = ((stat.st_mtime_ns, stat.st_size), keys)
         return keys
 
+    @staticmethod
+    def origin(entry_dir) -> str | None:
+        """The campaign state dir that made the entry (meta.json "origin"), if it says."""
+        try:
+            meta = json.loads((Path(entry_dir) / "meta.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return meta.get("origin") if isinstance(meta, dict) else None
+
     def _update_index(self, updates: dict) -> None:
         """Point each key of `updates` at its entry key (and whatever pointed at
         a key that moved, at its new place); under the corpus lock."""
@@ -377,7 +388,7 @@ class Corpus:
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{sig.key}-", dir=self.root))
         try:
             os.chmod(tmp, 0o755)
-            for name in ("program.json", "verdict.json", "env.json", "ablation.json", "sanitizer.txt"):
+            for name in ("program.json", "verdict.json", "env.json", "ablation.json", "sanitizer.txt") + _ORIGINALS:
                 if (src.path / name).is_file():
                     shutil.copyfile(src.path / name, tmp / name)
                     os.chmod(tmp / name, 0o644)
@@ -425,8 +436,11 @@ class Corpus:
             _write_atomic(d / "verdict.json", _dumps(src.verdict.to_dict()))
             for name in ("ablation.json", "report.md"):
                 (d / name).unlink(missing_ok=True)  # of the program it had
-            if (src.path / "ablation.json").is_file():
-                _write_atomic(d / "ablation.json", (src.path / "ablation.json").read_text())
+            for name in ("ablation.json",) + _ORIGINALS:
+                if (src.path / name).is_file():
+                    _write_atomic(d / name, (src.path / name).read_text())
+                else:
+                    (d / name).unlink(missing_ok=True)
             meta["shrink"] = src.meta.get("shrink")
             if meta["shrink"] is None:
                 del meta["shrink"]
