@@ -325,6 +325,11 @@ def test_minimal_signature_names_what_the_shrunk_program_needs():
     q.sizes = {"s0": [9]}
     assert minimal_signature(value(where="output 0"), q) == m
     assert Signature.from_dict(m.to_dict()) == m and m.to_dict()["minimal"] is True
+    # how a dim is made dynamic is one class: mark_dynamic, maybe_mark_dynamic, dynamic=True
+    q.inputs[0].marks = ["maybe_dynamic"]
+    assert minimal_signature(value(), q) == m
+    q.inputs[0].marks, q.settings.dynamic = [], True
+    assert minimal_signature(value(), q) == m
     # anything else it names is another bug
     others = [program(("pad", {"mode": "constant", "pad": [1, 1], "value": 0.0}), ("nan_to_num", {})),
               program(("nan_to_num", {}), ("pad", {"mode": "reflect", "pad": [1, 1], "value": 0.0})),

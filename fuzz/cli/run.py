@@ -79,8 +79,9 @@ def cmd(args) -> int:
     printed = []
 
     def cases_done(summary):  # the summary as soon as the cases are done; follow-ups may go on after it
-        printed.append(True)
-        print_summary(summary, as_json=args.json)
+        if not args.json:  # (JSON: once, at the end, for machines to read whole)
+            printed.append(True)
+            print_summary(summary)
         note = pending_line(summary)
         if note:
             print(note + ("; finishing them now (Ctrl-C is safe)" if args.wait else ""),

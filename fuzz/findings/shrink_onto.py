@@ -76,7 +76,7 @@ def _as_features_of(q: Program, m: Program) -> Program | None:
     """q with every input feature and setting that m does not have reset to its
     default; None when m has a setting q lacks (no reduction gets there)."""
     want = m.minimal_parts()
-    marks = set(want["marks"].split("; ")[0].split(",")) - {"-"}
+    marks = set(want["marks"].split(",")) - {"-"}
     layouts = set(want["layout"].split(",")) - {"-"}
     classes = set(want["dtype"].split(",")) - {"-"}
     for x in q.inputs:
@@ -84,7 +84,7 @@ def _as_features_of(q: Program, m: Program) -> Program | None:
             x.dtype = "float32"
         if x.layout != "contiguous" and x.layout not in layouts:
             x.layout, x.layout_dim = "contiguous", 0
-        x.marks = [mk if mk in marks else "static" for mk in x.marks]
+        x.marks = [mk if ("unbacked" if mk == "unbacked" else "dynamic") in marks else "static" for mk in x.marks]
         if want["values"] == "-":
             x.scale = 1.0
     s, ms = q.settings, m.settings

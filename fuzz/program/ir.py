@@ -119,9 +119,10 @@ class Program(JsonForm):
             return ",".join(sorted({i for i in items if i})) or "-"
 
         s = self.settings
-        marks = joined(m for x in self.inputs for m in x.marks if m != "static")
-        if s.dynamic is not None:
-            marks += f"; dynamic={s.dynamic}"
+        # how a dim is made dynamic (mark_dynamic, maybe_mark_dynamic, dynamic=True) is one class;
+        # unbacked symbols are another; dynamic=False (everything static) a third
+        marks = joined(["dynamic"] * (s.dynamic is True) + ["static"] * (s.dynamic is False) + [
+            "unbacked" if m == "unbacked" else "dynamic" for x in self.inputs for m in x.marks if m != "static"])
         return {"needs": " > ".join(op_kind(c) for c in self.ops) or "-", "marks": marks,
                 "layout": joined(x.layout for x in self.inputs if x.layout != "contiguous"),
                 "dtype": joined(dtype_class(x.dtype) for x in self.inputs),
