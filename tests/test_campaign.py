@@ -3,6 +3,7 @@ clean Ctrl-C, stats, and findings bucketed into the corpus."""
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -185,6 +186,13 @@ def test_a_job_whose_runner_died_is_started_once_more_then_failed(tmp_path):
     assert jobs["shrink:aaaaaaaaaaaa"].starts == 2 and "attempt 2" in out[0]
     assert jobs["shrink:bbbbbbbbbbbb"].state == "failed" and "never finished" in jobs["shrink:bbbbbbbbbbbb"].detail
     assert run_pending(str(tmp_path), log=out.append) == 0  # nothing runs twice
+    from fuzz.campaign.followup import _lock
+
+    held = _lock(str(tmp_path))  # another runner on this state dir: this one leaves at once
+    log.queue("cccccccccccc", ["shrink"], params)
+    assert run_pending(str(tmp_path), log=out.append) is None and "another follow-up runner" in out[-1]
+    held.close()
+    assert run_pending(str(tmp_path), log=out.append) == 1
 
 
 # -- one bug, one entry -----------------------------------------------------------------
@@ -242,6 +250,27 @@ def test_one_planted_bug_gives_one_entry_after_300_cases(tmp_path, name):
     assert summary["followups"]["pending"] == 0
     assert "distinct bugs" in r.stdout and "raw signatures" in r.stdout
     print(f"{name}: {len(raw)} raw signatures -> {len(entries)} entries in {time.monotonic() - start:.0f} s")
+
+
+def test_no_wait_leaves_followups_pending_and_followup_finishes_them(tmp_path):
+    state, corpus = tmp_path / "st", fresh_corpus(tmp_path, "corpus")
+    cmd = run_cmd(state, corpus, 12, workers="0", extra=("--no-wait",))
+    r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=900)
+    assert r.returncode == 1, r.stderr[-2000:]
+    pending = json.load(open(state / "state.json"))["followups"]["pending"]
+    line = re.search(rf"{pending} follow-ups? pending .*shapefuzz followup {state}", r.stdout)
+    assert pending > 0 and line, r.stdout[-2000:]
+    assert r.stdout.index("distinct bugs") < line.start()  # the summary first
+    f = subprocess.run([sys.executable, "-m", "fuzz", "followup", str(state)], env=env(), capture_output=True,
+                       text=True, timeout=900)
+    assert f.returncode == 0 and "0 pending" in f.stdout, f.stdout[-2000:] + f.stderr[-2000:]
+    assert len(assert_settled(corpus, state, "corrupt_large")) == 1
+    again = subprocess.run([sys.executable, "-m", "fuzz", "followup", str(state)], env=env(), capture_output=True,
+                           text=True, timeout=300)
+    assert again.returncode == 0 and "0 pending" in again.stdout
+    bad = subprocess.run([sys.executable, "-m", "fuzz", "followup", str(tmp_path / "nope")], env=env(),
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "not a campaign state dir" in bad.stderr
 
 
 @pytest.mark.parametrize("kill_at", ["cases", "followups"])

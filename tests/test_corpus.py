@@ -294,7 +294,7 @@ def test_merge_sums_hits_keeps_variants_and_the_smallest_program(tmp_path):
     assert Program.from_json((merged / "variants" / key_a / "program.json").read_text()) == p_a
     assert c.index() == {key_a: m.key, key_b: m.key}
     assert [x.key for x in c.entries()] == [m.key] and c.errors == []
-    assert [p for p in hidden(tmp_path) if p.name != ".index.lock"] == []
+    assert [p for p in hidden(tmp_path) if p.name not in (".index.lock", ".index.json")] == []
 
 
 def test_a_merge_cut_short_is_finished_without_counting_twice(tmp_path):
@@ -318,3 +318,24 @@ def test_a_hit_on_an_entry_merged_meanwhile_lands_on_the_merged_entry(tmp_path):
     stale = c.resolve(a.name)
     merged = c.rekey(a, m)
     assert c._hit(stale, a.name) == merged and c.load(merged).hits == 2
+
+
+def test_a_re_keyed_entry_merges_whole_into_another(tmp_path):
+    # e.g. `shapefuzz dedupe --reshrink`: an entry shrunk again lands on another minimal key
+    from fuzz.findings.signature import minimal_signature
+
+    c = Corpus(tmp_path)
+    a, p_a, m = found_and_shrunk(c, "exp")
+    b, p_b, _ = found_and_shrunk(c, "sum")
+    key_a, key_b = a.name, b.name
+    other = minimal_signature(value_verdict("input x0"), make_program("nan_to_num", (9,)))
+    first = c.rekey(a, other)  # a first lands elsewhere
+    c.record(p_a, value_verdict(), signature(value_verdict(), p_a))  # a hit through the index
+    merged_b = c.rekey(b, m)
+    final = c.rekey(first, m)  # ... and then moves to m, with its variants and hits
+    assert final == merged_b and not first.exists()
+    e = c.load(final)
+    assert sorted(e.variants) == sorted([key_a, key_b]) and e.hits == 3 and e.variants[key_a]["hits"] == 2
+    assert Program.from_json((final / "variants" / key_a / "program.json").read_text()) == p_a
+    assert c.index() == {key_a: m.key, key_b: m.key, other.key: m.key}
+    assert [x.key for x in c.entries()] == [m.key]

@@ -122,7 +122,7 @@ def test_dedupe_merges_one_bug_found_in_three_programs(tmp_path, capsys):
     ((target, sources),) = out["merges"].items()
     assert sorted(sources) == keys
     assert {p.name: (p / "program.json").read_text() for p in paths} == before  # nothing written
-    assert not (tmp_path / "index.json").exists()
+    assert not (tmp_path / ".index.json").exists()
 
     assert cli([str(tmp_path), "--reruns", "1", "--time-budget", "60"]) == 0
     text = capsys.readouterr().out

@@ -37,6 +37,7 @@ SANITIZER_TIMEOUT = 600.0  # seconds for one compute-sanitizer re-run of a repro
 TRIAGE_TIMEOUT = 1200.0  # seconds for one entry's whole ablation (about 15 variants, a compile each)
 MAX_STARTS = 2  # a job started this many times without finishing is failed
 RECYCLE_AFTER = 100  # jobs one runner process runs before a fresh one takes over (memory)
+BUSY = 75  # the runner's exit status when another runner holds the state dir (EX_TEMPFAIL)
 LINGER = 20.0  # seconds an idle runner waits for new jobs while its campaign runs
 _TERMINAL = ("done", "skipped", "failed")
 _FIRST = {"sanitize": 0, "shrink": 0, "triage": 1}  # the sanitizer runs the repro as found; triage the shrunk one
@@ -215,14 +216,14 @@ def _watch_parent() -> None:
     threading.Thread(target=watch, name="shapefuzz-followup-watch", daemon=True).start()
 
 
-def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_AFTER, log=print) -> int:
+def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_AFTER, log=print) -> int | None:
     """The runner: run pending jobs in order until none is left (then wait up to
     `linger` seconds for more, unless stdin ends), at most `max_jobs`. Returns
-    how many ran; 0 at once when another runner holds the state dir."""
+    how many ran; None at once when another runner holds the state dir."""
     lock = _lock(state_dir)
     if lock is None:
         log("another follow-up runner holds this state dir")
-        return 0
+        return None
     jobs = JobLog(state_dir)
     ran, idle_since, draining = 0, time.monotonic(), linger <= 0
     while ran < max_jobs:
@@ -262,7 +263,7 @@ class FollowUps:
         self.log_path = os.path.join(state_dir, "followup.log")
         self.proc: subprocess.Popen | None = None
         self.draining = False
-        self._last_spawn = 0.0
+        self._next_spawn = 0.0
 
     def queue(self, entry: str, types, params: dict) -> None:
         if types:
@@ -287,17 +288,19 @@ class FollowUps:
         """Reap a runner that ended, fail a job past its timeout, start a runner when work waits."""
         self.log.refresh()
         if self.proc is not None and self.proc.poll() is not None:
+            if self.proc.returncode == BUSY:  # another runner (another supervisor) has them: look again later
+                self._next_spawn = time.monotonic() + 10.0
             self.proc = None
         if self.proc is not None:
             job = self._running()
             if job is not None and time.time() - job.started_at > job.timeout():
                 self._kill()
                 self.log.append(job.id, "failed", detail=f"timed out after {job.timeout():.0f} s")
-        if self.proc is None and self.log.pending() and time.monotonic() - self._last_spawn > 1.0:
+        if self.proc is None and self.log.pending() and time.monotonic() >= self._next_spawn:
             self._spawn()
 
     def _spawn(self) -> None:
-        self._last_spawn = time.monotonic()
+        self._next_spawn = time.monotonic() + 1.0
         with open(self.log_path, "a") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "fuzz.campaign.followup", self.state_dir] + ([] if self.draining else
@@ -356,8 +359,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides; Ctrl-C reaches it
     _watch_parent()
-    run_pending(args.state_dir, linger=args.linger, log=lambda m: print(m, flush=True))
-    return 0
+    ran = run_pending(args.state_dir, linger=args.linger, log=lambda m: print(m, flush=True))
+    return BUSY if ran is None else 0
 
 
 if __name__ == "__main__":

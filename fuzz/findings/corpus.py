@@ -10,7 +10,7 @@
                  original_program.json, original_verdict.json  as found, once a shrink replaced them
                                  (of the representative, in a merged entry)
                  variants/<provisional key>/program.json, verdict.json   each program as found (re-keyed)
-    corpus/index.json            provisional key -> entry key, for the keys re-keyed entries absorbed
+    corpus/.index.json           provisional key -> entry key, for the keys re-keyed entries absorbed
 
 An entry is made under the provisional signature of its finding
 (fuzz/findings/signature.py). Once shrunk, `rekey` moves it to its minimal
@@ -57,7 +57,7 @@ from fuzz.findings.signature import Signature, signature
 from fuzz.judge.verdict import Verdict
 
 FILES = ("program.json", "verdict.json", "signature.json", "env.json", "meta.json", "repro.py")
-INDEX = "index.json"
+INDEX = ".index.json"  # hidden: every other name but known_issues.json in a corpus is an entry
 _ORIGINALS = ("original_program.json", "original_verdict.json")  # the representative as found
 _LOCK = ".lock"
 _INDEX_LOCK = ".index.lock"
@@ -206,7 +206,7 @@ class Corpus:
         return None
 
     def index(self) -> dict:
-        """provisional key -> entry key (index.json; {} when absent or unreadable)."""
+        """provisional key -> entry key (.index.json; {} when absent or unreadable)."""
         path = self.root / INDEX
         try:
             stat = path.stat()
@@ -456,13 +456,12 @@ class Corpus:
     @staticmethod
     def _save_variant(d: Path, key: str, e: Entry) -> None:
         """Entry e's program and verdict as found, under d/variants/key/ (once)."""
-        v = d / "variants" / key
-        if (v / "program.json").is_file():
-            return
+        v, src_v = d / "variants" / key, e.path / "variants" / key
+        if (v / "program.json").is_file() or (e.minimal and not (src_v / "program.json").is_file()):
+            return  # there already; or a key a re-keyed entry only counted hits of (no program kept)
         v.mkdir(parents=True, exist_ok=True)
         os.chmod(v.parent, 0o755)
         os.chmod(v, 0o755)
-        src_v = e.path / "variants" / key
         if (src_v / "program.json").is_file():  # e holds it as a variant already
             for name in ("verdict.json", "program.json"):
                 if (src_v / name).is_file():

@@ -39,6 +39,7 @@ from fuzz.findings.signature import minimal_signature
 from fuzz.program.ir import NEUTRAL_FAMILY, NEUTRAL_OP, OpCall, Program, dtype_class, op_kind
 
 MAX_CANDIDATES = 4  # projections tried per known form
+MAX_TRIED = 12  # projections judged in all: a corpus of many bugs must not make every shrink slow
 
 
 def _matches(p: Program, m: Program) -> list[list[int]]:
@@ -137,6 +138,8 @@ def onto_stage(engine: Engine, targets: list) -> dict:
         for what, cand in project(engine.current, m):
             if cost(cand) >= engine.current_cost:
                 continue
+            if stats["tried"] >= MAX_TRIED:
+                return stats
             stats["tried"] += 1
             ok, v = engine.reproduces(cand)
             if not ok or minimal_signature(v, cand).key != key:
