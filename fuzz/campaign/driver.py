@@ -93,7 +93,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     from fuzz.findings.corpus import Corpus
     from fuzz.findings.known import KnownIssues
     from fuzz.campaign.progress import Progress
-    from fuzz.findings.signature import signature
+    from fuzz.findings.signature import Signature, signature
 
     state = CampaignState.open(cfg.state_dir, cfg.identity())
     state.corpus_dir = os.path.abspath(cfg.corpus_dir)
@@ -154,6 +154,9 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                 if v.is_finding:
                     sig = signature(v, p)
                     rule = known.match(sig, v) if known else None
+                    held = corpus.resolve(sig.key) if known and rule is None else None
+                    if held is not None and held.name != sig.key:  # a rule may name the merged entry's key
+                        rule = known.match(Signature(held.name, ""), v)
                     entry, is_new = (None, False)
                     if i not in state.finding_cases and rule is None:
                         path, is_new = corpus.record(p, v, sig, origin=origin)
