@@ -3,6 +3,7 @@ clean Ctrl-C, stats, and findings bucketed into the corpus."""
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -135,22 +136,183 @@ def test_new_entries_are_shrunk_and_triaged_in_the_background(tmp_path):
         assert ablation["program"] == json.load(open(e / "program.json")), open(state / "followup.log").read()[-2000:]
 
 
-def test_followup_jobs_run_in_order_and_are_bounded(tmp_path, monkeypatch):
-    from fuzz.campaign.driver import BackgroundJobs
+def test_followup_jobs_run_in_order_and_are_bounded(tmp_path):
+    from fuzz.campaign.followup import FollowUps
+    from fuzz.findings.corpus import Corpus
+    from fuzz.findings.signature import signature
+    from fuzz.judge.verdict import Outcome, Stage, Verdict
+    from fuzz.program.ir import OpCall, Program, RunSettings, TensorInput
 
-    monkeypatch.setenv("PYTHONPATH", ROOT)
-    log = tmp_path / "followup.log"
-    jobs = BackgroundJobs(str(log))
-    jobs.add(["sanitize", str(tmp_path)], timeout=120)  # fails fast: not an entry
-    # a campaign that would run for an hour, cut by the job's own timeout
-    jobs.add(["run", "--backend", "eager", "--time", "1h", "--workers", "0", "--no-shrink",
-              "--state", str(tmp_path / "st"), "--corpus", str(tmp_path / "c")], timeout=3)
+    corpus = Corpus(tmp_path / "corpus")
+    # a hang finding: its triage judges variants in a sandbox, each for up to 600 s -- the job's timeout cuts it
+    p = Program(sizes={"s0": [9]}, inputs=[TensorInput(name="x0", shape=["s0"])],
+                ops=[OpCall(op="relu", args=["x0"], params={}, out="v0")], outputs=["v0"],
+                settings=RunSettings(backend="fuzz.judge.faults:hang"))
+    v = Verdict(outcome=Outcome.HANG, stage=Stage.PROCESS, message="no verdict within the time limit")
+    hang, _ = corpus.record(p, v, signature(v, p), env={})
+    (tmp_path / "st").mkdir()
+    jobs = FollowUps(str(tmp_path / "st"))
+    params = {"corpus": str(corpus.root), "timeout": 600, "job_timeout": 8}
+    jobs.queue(hang.name, ["triage"], params)
+    jobs.queue("000000000000", ["sanitize"], params)  # not an entry: skipped at once
     assert jobs.pending == 2
     start = time.monotonic()
-    jobs.finish(lambda s: None)
-    assert jobs.pending == 0 and jobs.finished == 2 and time.monotonic() - start < 60
-    text = log.read_text()
-    assert text.index("--- sanitize") < text.index("--- run") and "not a corpus entry" in text
+    counts = jobs.finish()
+    assert counts == {"pending": 0, "done": 0, "skipped": 1, "failed": 1} and time.monotonic() - start < 90
+    events = [(r["job"], r["event"]) for r in lines(tmp_path / "st" / "jobs.jsonl")]
+    assert events.index(("sanitize:000000000000", "started")) < events.index((f"triage:{hang.name}", "started"))
+    assert "timed out" in jobs.log.jobs[f"triage:{hang.name}"].detail
+    assert not (hang / "ablation.json").exists()
+
+
+def test_a_job_whose_runner_died_is_started_once_more_then_failed(tmp_path):
+    from fuzz.campaign.followup import JobLog, run_pending
+
+    log = JobLog(str(tmp_path))
+    params = {"corpus": str(tmp_path / "corpus")}
+    log.queue("aaaaaaaaaaaa", ["shrink"], params)
+    log.queue("bbbbbbbbbbbb", ["shrink"], params)
+    log.append("shrink:aaaaaaaaaaaa", "started", pid=1)  # its runner was killed mid-job, once
+    log.append("shrink:bbbbbbbbbbbb", "started", pid=1)  # ... and this one twice
+    log.append("shrink:bbbbbbbbbbbb", "aborted")  # (stopped by its supervisor: does not count)
+    log.append("shrink:bbbbbbbbbbbb", "started", pid=2)
+    log.append("shrink:bbbbbbbbbbbb", "started", pid=3)
+    with open(log.path, "a") as f:
+        f.write('{"job": "shrink:aaaa')  # a line torn by a kill
+    out = []
+    assert run_pending(str(tmp_path), log=out.append) == 1
+    jobs = JobLog(str(tmp_path)).refresh().jobs
+    assert jobs["shrink:aaaaaaaaaaaa"].state == "skipped"  # ran again (no such entry here)
+    assert jobs["shrink:aaaaaaaaaaaa"].starts == 2 and "attempt 2" in out[0]
+    assert jobs["shrink:bbbbbbbbbbbb"].state == "failed" and "never finished" in jobs["shrink:bbbbbbbbbbbb"].detail
+    assert run_pending(str(tmp_path), log=out.append) == 0  # nothing runs twice
+    from fuzz.campaign.followup import _lock
+
+    held = _lock(str(tmp_path))  # another runner on this state dir: this one leaves at once
+    log.queue("cccccccccccc", ["shrink"], params)
+    assert run_pending(str(tmp_path), log=out.append) is None and "another follow-up runner" in out[-1]
+    held.close()
+    assert run_pending(str(tmp_path), log=out.append) == 1
+
+
+# -- one bug, one entry -----------------------------------------------------------------
+
+MINIMAL_OPS = {"corrupt_large": ["nan_to_num"], "mutate_input": ["nan_to_num"], "storage_error_on_pad": ["pad"],
+               "wrong_on_odd_reflect": ["pad"]}
+
+
+def entries_of(corpus):
+    return sorted(d for d in os.listdir(corpus) if (corpus / d).is_dir() and not d.startswith("."))
+
+
+def assert_settled(corpus, state, backend=None):
+    """Every entry re-keyed by its minimal signature, shrunk, triaged once; no job pending, failed or run twice."""
+    jobs = lines(state / "jobs.jsonl")
+    finished = [(r["job"], r["event"]) for r in jobs if r["event"] in ("done", "skipped", "failed")]
+    log = (state / "followup.log").read_text() if (state / "followup.log").exists() else ""
+    assert not [j for j, e in finished if e == "failed"], log[-3000:]
+    assert len(finished) == len({j for j, _ in finished}), "a job finished twice"
+    assert {j for j, _ in finished} == {r["job"] for r in jobs if r["event"] == "queued"}, "a job left pending"
+    triaged = [r["detail"] for r in jobs if r["job"].startswith("triage:") and r["event"] == "done"]
+    for name in entries_of(corpus):
+        e = corpus / name
+        sig, meta = json.load(open(e / "signature.json")), json.load(open(e / "meta.json"))
+        program = json.load(open(e / "program.json"))
+        assert sig.get("minimal") and "shrink" in meta, name
+        assert json.load(open(e / "ablation.json"))["program"] == program, log[-3000:]
+        assert triaged.count(f"triaged {name}") == 1, triaged
+        if backend:
+            assert [o["op"] for o in program["ops"]] == MINIMAL_OPS[backend] and len(program["inputs"]) == 1
+        for k in meta["variants"]:
+            assert (e / "variants" / k / "program.json").exists()
+    return entries_of(corpus)
+
+
+@pytest.mark.parametrize("name", ["corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_odd_reflect"])
+def test_one_planted_bug_gives_one_entry_after_300_cases(tmp_path, name):
+    """Default flags: new entries are shrunk beside the campaign, re-keyed by their minimal
+    signature and merged; the summary counts distinct bugs apart from raw signatures."""
+    from fuzz.planted import PLANTED
+
+    assert name in PLANTED
+    state, corpus = tmp_path / "st", fresh_corpus(tmp_path, "corpus")
+    start = time.monotonic()
+    r = subprocess.run(run_cmd(state, corpus, 300, backend=f"fuzz.planted:{name}", workers="0", extra=()),
+                       env=env(), capture_output=True, text=True, timeout=900)
+    assert r.returncode == 1, r.stderr[-2000:]
+    entries = assert_settled(corpus, state, name)
+    assert 1 <= len(entries) <= 2, entries
+    raw = {f["key"] for f in lines(state / "findings.jsonl")}
+    stats = subprocess.run([sys.executable, "-m", "fuzz", "stats", str(state), "--json"], env=env(),
+                           capture_output=True, text=True, timeout=120)
+    summary = json.loads(stats.stdout)
+    assert summary["bugs"] == len(entries) and summary["signatures"] == len(raw)
+    assert summary["followups"]["pending"] == 0
+    assert "distinct bugs" in r.stdout and "raw signatures" in r.stdout
+    print(f"{name}: {len(raw)} raw signatures -> {len(entries)} entries in {time.monotonic() - start:.0f} s")
+
+
+def test_no_wait_leaves_followups_pending_and_followup_finishes_them(tmp_path):
+    state, corpus = tmp_path / "st", fresh_corpus(tmp_path, "corpus")
+    cmd = run_cmd(state, corpus, 12, workers="0", extra=("--no-wait",))
+    r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=900)
+    assert r.returncode == 1, r.stderr[-2000:]
+    pending = json.load(open(state / "state.json"))["followups"]["pending"]
+    line = re.search(rf"{pending} follow-ups? pending .*shapefuzz followup {state}", r.stdout)
+    assert pending > 0 and line, r.stdout[-2000:]
+    assert r.stdout.index("distinct bugs") < line.start()  # the summary first
+    f = subprocess.run([sys.executable, "-m", "fuzz", "followup", str(state)], env=env(), capture_output=True,
+                       text=True, timeout=900)
+    assert f.returncode == 0 and "0 pending" in f.stdout, f.stdout[-2000:] + f.stderr[-2000:]
+    assert len(assert_settled(corpus, state, "corrupt_large")) == 1
+    again = subprocess.run([sys.executable, "-m", "fuzz", "followup", str(state)], env=env(), capture_output=True,
+                           text=True, timeout=300)
+    assert again.returncode == 0 and "0 pending" in again.stdout
+    bad = subprocess.run([sys.executable, "-m", "fuzz", "followup", str(tmp_path / "nope")], env=env(),
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "not a campaign state dir" in bad.stderr
+
+
+@pytest.mark.parametrize("kill_at", ["cases", "followups"])
+def test_sigkill_anywhere_then_rerun_settles_every_entry_once(tmp_path, kill_at):
+    """corrupt_large, seed 4: five new entries in the first 12 cases, 18 in 40. Killed after 15 of
+    40 cases, or once 12 cases are done while the first entry's shrink still runs."""
+    n = 40 if kill_at == "cases" else 12
+    state, corpus = tmp_path / "st", fresh_corpus(tmp_path, "corpus")
+    cmd = run_cmd(state, corpus, n, workers="1", extra=("--shrink-budget", "120"))
+    proc = subprocess.Popen(cmd, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+    def in_flight():
+        jobs = lines(state / "jobs.jsonl")
+        ended = {r["job"] for r in jobs if r["event"] in ("done", "skipped", "failed")}
+        return {r["job"] for r in jobs if r["event"] == "started"} - ended
+
+    def ready():
+        if kill_at == "cases":
+            return len(lines(state / "cases.jsonl")) >= 15
+        return len(lines(state / "cases.jsonl")) == n and in_flight()
+
+    deadline = time.time() + 600
+    while not ready() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.1)
+    assert proc.poll() is None, "finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)  # the parent only: its workers and the follow-up runner notice and exit
+    proc.wait()
+    time.sleep(2)  # the runner's watch notices within half a second
+    cut = in_flight()
+    assert cut or kill_at == "cases"
+    assert len(lines(state / "cases.jsonl")) < n or kill_at == "followups"
+    r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=900)
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    assert sorted(c["i"] for c in lines(state / "cases.jsonl")) == list(range(n))
+    entries = assert_settled(corpus, state, "corrupt_large")
+    assert len(entries) == 1, entries
+    starts = [r["job"] for r in lines(state / "jobs.jsonl") if r["event"] == "started"]
+    assert all(starts.count(j) == 2 for j in cut), "a job cut short is started again, once"
+    assert all(starts.count(j) == 1 for j in set(starts) - cut)
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    assert not [p for p in pids if _ppid(p) == proc.pid]
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])

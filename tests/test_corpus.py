@@ -216,3 +216,126 @@ def test_update_shrunk_replaces_the_program_and_keeps_the_first(tmp_path, monkey
     record(c)  # a hit after the update keeps the shrink record
     assert c.load(path).hits == 2 and c.load(path).meta["shrink"] == {"at": e.meta["shrink"]["at"]}
     assert hidden(tmp_path) == [] and all((path / f).stat().st_mode & 0o777 == 0o644 for f in FILES)
+
+
+# -- re-keying and merging ------------------------------------------------------------
+
+def value_verdict(where="output 0"):
+    return Verdict(outcome=Outcome.DIVERGENCE, stage=Stage.COMPARE, call=1, sizes={"s0": 5}, where=where)
+
+
+def two_op_program(op2, sizes=(4, 5, 6)):
+    return Program(sizes={"s0": list(sizes)}, inputs=[TensorInput(name="x0", shape=["s0"], marks=["dynamic"])],
+                   ops=[OpCall(op="relu", args=["x0"], params={}, out="v0"),
+                        OpCall(op=op2, args=["v0"], params={}, out="v1")], outputs=["v1"])
+
+
+def found_and_shrunk(c, op2, sizes=(4, 5, 6), small_sizes=(9,)):
+    """An entry as a campaign makes it, then shrunk to a one-op program."""
+    from fuzz.findings.signature import minimal_signature
+
+    p, v = two_op_program(op2, sizes), value_verdict()
+    path, new = c.record(p, v, signature(v, p), env=ENV)
+    assert new
+    small = make_program("nan_to_num", small_sizes)
+    c.update_shrunk(path, small, value_verdict(), {"ops_after": 1})
+    return path, p, minimal_signature(value_verdict(), small)
+
+
+def test_old_entries_read_as_their_own_single_variant(tmp_path):
+    c = Corpus(tmp_path)
+    path, _ = record(c)
+    e = c.load(path)
+    assert not e.minimal and not e.shrunk and e.bucket == e.signature
+    assert e.variants == {e.key: {"text": e.signature.text, "hits": 1, "first_seen": e.meta["first_seen"],
+                                  "last_seen": e.meta["last_seen"]}}
+    assert c.resolve(e.key) == path and c.resolve("0" * 12) is None and c.index() == {}
+
+
+def test_rekey_moves_an_entry_and_later_hits_follow_it(tmp_path):
+    c = Corpus(tmp_path)
+    a, p_a, m = found_and_shrunk(c, "exp")
+    key_a = a.name
+    new = c.rekey(a, m)
+    assert new == tmp_path / m.key and not a.exists()
+    e = c.load(new)
+    assert e.minimal and e.key == m.key and e.hits == 1 and e.shrunk
+    assert set(e.variants) == {key_a} and e.variants[key_a]["hits"] == 1
+    assert Program.from_json((new / "variants" / key_a / "program.json").read_text()) == p_a  # as found
+    assert json.loads((new / "variants" / key_a / "verdict.json").read_text()) == value_verdict().to_dict()
+    assert e.bucket == signature(e.verdict, e.program) and m.key in (new / "repro.py").read_text()
+    assert c.index() == {key_a: m.key} and c.resolve(key_a) == new
+    # the same provisional key again: a hit on the re-keyed entry, not a new entry
+    p, v = two_op_program("exp", (7, 8, 9)), value_verdict()
+    path, is_new = c.record(p, v, signature(v, p), env=ENV)
+    assert (path, is_new) == (new, False)
+    e = c.load(new)
+    assert e.hits == 2 and e.variants[key_a]["hits"] == 2
+    assert [x.key for x in c.entries()] == [m.key] and c.errors == []
+    assert c.rekey(new, m) == new  # already there: nothing moves
+
+
+def test_merge_sums_hits_keeps_variants_and_the_smallest_program(tmp_path):
+    c = Corpus(tmp_path)
+    a, p_a, m = found_and_shrunk(c, "exp", small_sizes=(9, 10, 11))
+    c._hit(a, a.name)  # a has 2 hits
+    b, p_b, m_b = found_and_shrunk(c, "sum", small_sizes=(9,))
+    assert m_b == m and a.name != b.name  # two provisional keys, one minimal program
+    key_a, key_b = a.name, b.name
+    first_a = c.load(a).meta["first_seen"]
+    c.rekey(a, m)
+    merged = c.rekey(b, m)
+    e = c.load(merged)
+    assert e.hits == 3 and set(e.variants) == {key_a, key_b}
+    assert (e.variants[key_a]["hits"], e.variants[key_b]["hits"]) == (2, 1)
+    assert e.meta["first_seen"] == first_a and e.meta["last_seen"] >= first_a
+    assert e.program.sizes == {"s0": [9]}  # b's shrunk program is smaller: the representative
+    assert Program.from_json((merged / "variants" / key_b / "program.json").read_text()) == p_b
+    assert Program.from_json((merged / "variants" / key_a / "program.json").read_text()) == p_a
+    assert c.index() == {key_a: m.key, key_b: m.key}
+    assert [x.key for x in c.entries()] == [m.key] and c.errors == []
+    assert [p for p in hidden(tmp_path) if p.name not in (".index.lock", ".index.json")] == []
+
+
+def test_a_merge_cut_short_is_finished_without_counting_twice(tmp_path):
+    c = Corpus(tmp_path)
+    a, _, m = found_and_shrunk(c, "exp")
+    c._hit(a, a.name)
+    src = c.load(a)
+    c._create_from(src, m)  # killed here: both directories exist, nothing indexed
+    c._merge_into(src, c.load(tmp_path / m.key), lambda p: len(p.to_json()))  # ... or here
+    assert c.resolve(a.name) == a  # hits still land on the old entry until the index says otherwise
+    c._hit(a, a.name)
+    merged = c.rekey(a, m)  # the follow-up job runs again
+    e = c.load(merged)
+    assert e.hits == 3 and e.variants[a.name]["hits"] == 3 and not a.exists()
+    assert [x.key for x in c.entries()] == [m.key]
+
+
+def test_a_hit_on_an_entry_merged_meanwhile_lands_on_the_merged_entry(tmp_path):
+    c = Corpus(tmp_path)
+    a, _, m = found_and_shrunk(c, "exp")
+    stale = c.resolve(a.name)
+    merged = c.rekey(a, m)
+    assert c._hit(stale, a.name) == merged and c.load(merged).hits == 2
+
+
+def test_a_re_keyed_entry_merges_whole_into_another(tmp_path):
+    # e.g. `shapefuzz dedupe --reshrink`: an entry shrunk again lands on another minimal key
+    from fuzz.findings.signature import minimal_signature
+
+    c = Corpus(tmp_path)
+    a, p_a, m = found_and_shrunk(c, "exp")
+    b, p_b, _ = found_and_shrunk(c, "sum")
+    key_a, key_b = a.name, b.name
+    other = minimal_signature(value_verdict("input x0"), make_program("nan_to_num", (9,)))
+    first = c.rekey(a, other)  # a first lands elsewhere
+    c.record(p_a, value_verdict(), signature(value_verdict(), p_a))  # a hit through the index
+    merged_b = c.rekey(b, m)
+    final = c.rekey(first, m)  # ... and then moves to m, with its variants and hits
+    assert final == merged_b and not first.exists()
+    e = c.load(final)
+    assert sorted(e.variants) == sorted([key_a, key_b]) and e.hits == 3 and e.variants[key_a]["hits"] == 2
+    assert Program.from_json((final / "variants" / key_a / "program.json").read_text()) == p_a
+    assert c.index() == {key_a: m.key, key_b: m.key, other.key: m.key}
+    assert [x.key for x in c.entries()] == [m.key]

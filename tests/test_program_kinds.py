@@ -56,6 +56,20 @@ def test_step_signature_names_xla_and_the_op_kinds():
     assert signature(divergence(), program()).key != a.key
 
 
+def test_step_minimal_signature_names_the_steps_in_order_and_the_settings():
+    from fuzz.findings.signature import minimal_signature
+
+    a = minimal_signature(divergence(), steps_program(inplace=True))
+    assert a.minimal and a.text == ("divergence | observation | needs: sync > inplace > sync > observe | "
+                                    "dtype: int | flags: - | device: xla")
+    assert minimal_signature(divergence(), steps_program(inplace=False)).key != a.key
+    q = steps_program()
+    q.settings.functionalization = False
+    assert "flags: functionalization=False" in minimal_signature(divergence(), q).text
+    # a compiled program's minimal signature never shares an XLA key
+    assert minimal_signature(divergence(), program()).key != a.key
+
+
 def test_corpus_round_trips_a_step_entry(tmp_path):
     p, v = steps_program(), divergence()
     path, new = Corpus(tmp_path).record(p, v, signature(v, p))

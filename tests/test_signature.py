@@ -302,3 +302,68 @@ def test_signature_round_trip_and_key_shape():
     assert Signature.from_dict(s.to_dict()) == s
     assert len(s.key) == 12 and int(s.key, 16) >= 0
     assert Signature.of_text(s.text) == s
+
+
+# -- minimal signatures ------------------------------------------------------------
+
+def test_the_neutral_op_is_in_the_op_database():
+    from fuzz.program.ir import NEUTRAL_FAMILY, NEUTRAL_OP
+    from fuzz.program.opdb import OPS
+
+    assert OPS[NEUTRAL_OP].family == NEUTRAL_FAMILY and OPS[NEUTRAL_OP].arity == 1
+
+
+def test_minimal_signature_names_what_the_shrunk_program_needs():
+    from fuzz.findings.signature import minimal_signature
+
+    p = program(("pad", {"mode": "reflect", "pad": [1, 1], "value": 0.0}), ("nan_to_num", {}))
+    m = minimal_signature(value(where="output 1", max_abs=2.0), p)
+    assert m.minimal and m.text == ("divergence | output | needs: pad(mode=reflect) > pointwise | marks: dynamic | "
+                                    "layout: - | dtype: - | values: - | mode: - | flags: - | device: cpu")
+    # a pure function of the program: sizes, widths, names and numbers do not count
+    q = program(("pad", {"mode": "reflect", "pad": [2, 0], "value": 0.0}), ("nan_to_num", {}))
+    q.sizes = {"s0": [9]}
+    assert minimal_signature(value(where="output 0"), q) == m
+    assert Signature.from_dict(m.to_dict()) == m and m.to_dict()["minimal"] is True
+    # how a dim is made dynamic is one class: mark_dynamic, maybe_mark_dynamic, dynamic=True
+    q.inputs[0].marks = ["maybe_dynamic"]
+    assert minimal_signature(value(), q) == m
+    q.inputs[0].marks, q.settings.dynamic = [], True
+    assert minimal_signature(value(), q) == m
+    # anything else it names is another bug
+    others = [program(("pad", {"mode": "constant", "pad": [1, 1], "value": 0.0}), ("nan_to_num", {})),
+              program(("nan_to_num", {}), ("pad", {"mode": "reflect", "pad": [1, 1], "value": 0.0})),
+              program(("pad", {"mode": "reflect", "pad": [1, 1], "value": 0.0})),
+              program(("pad", {"mode": "reflect", "pad": [1, 1], "value": 0.0}), ("nan_to_num", {}), device="cuda")]
+    p2 = program(("pad", {"mode": "reflect", "pad": [1, 1], "value": 0.0}), ("nan_to_num", {}))
+    p2.inputs[0].marks = ["unbacked"]
+    p3 = program(("pad", {"mode": "reflect", "pad": [1, 1], "value": 0.0}), ("nan_to_num", {}))
+    p3.inputs[0].dtype, p3.inputs[0].layout = "bfloat16", "offset"
+    p4 = program(("pad", {"mode": "reflect", "pad": [1, 1], "value": 0.0}), ("nan_to_num", {}))
+    p4.settings.options, p4.settings.mode = {"cpp_wrapper": True}, "max-autotune"
+    keys = {minimal_signature(value(), x).key for x in others + [p2, p3, p4]}
+    assert len(keys) == 7 and m.key not in keys
+    assert "dtype: half" in minimal_signature(value(), p3).text and "layout: offset" in minimal_signature(value(), p3).text
+    assert minimal_signature(value(Outcome.INPUT_MUTATION, "input x0"), p).key != m.key
+    # a provisional signature is never a minimal one
+    assert not signature(value(), p).minimal and signature(value(), p).key != m.key
+
+
+def test_minimal_signature_of_an_exception_keeps_its_message():
+    from fuzz.findings.signature import minimal_signature
+
+    p = program(("pad", {"mode": "constant", "pad": [1, 1], "value": 0.0}))
+    v = err(SEED, frames=SEED_FRAMES)
+    m = minimal_signature(v, p)
+    assert m.text.startswith(signature(v).text + " | needs: pad(mode=constant) | ")
+    assert minimal_signature(err("CUDA error: an illegal memory access was encountered"), p).key != m.key
+
+
+def test_relaxed_bucket_admits_the_neutral_family():
+    from fuzz.findings.signature import in_bucket
+
+    target = "divergence | output | families: pad,view | device: cpu"
+    assert in_bucket("divergence | output | families: pointwise | device: cpu", target)
+    assert in_bucket("divergence | output | families: pad,pointwise | device: cpu", target)
+    assert not in_bucket("divergence | output | families: reduction | device: cpu", target)
+    assert not in_bucket("divergence | output | families: pointwise | device: cpu", target, relax_families=False)

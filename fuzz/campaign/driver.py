@@ -1,25 +1,20 @@
 """The fuzz campaign: generate programs in this process, judge them in
 sandboxed workers (or in-process), bucket findings by signature, record new
-ones in the corpus, and keep resumable state (fuzz/campaign/state.py)."""
+ones in the corpus, queue their follow-up jobs (shrink and merge, triage,
+sanitizer: fuzz/campaign/followup.py) and keep resumable state
+(fuzz/campaign/state.py)."""
 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import time
-from collections import deque
 from dataclasses import asdict, dataclass, field
 
+from fuzz.campaign.followup import FollowUps
 from fuzz.campaign.generate import generate
 from fuzz.findings.sanitizer import wants_sanitizer
 from fuzz.campaign.state import CampaignState, StateError
 from fuzz.judge.verdict import Verdict
-
-
-SANITIZER_TIMEOUT = 600.0  # seconds for one compute-sanitizer re-run of a repro
-TRIAGE_TIMEOUT = 1200.0  # seconds for one entry's whole ablation (about 15 variants, a compile each)
 
 
 @dataclass
@@ -41,9 +36,9 @@ class CampaignConfig:
     workers_per_gpu: int = 1
     timeout: float = 300.0  # per case, seconds
     known_issues: str | None = None  # default: <corpus_dir>/known_issues.json
-    shrink: bool = True  # shrink each new corpus entry in a background process
+    shrink: bool = True  # shrink each new corpus entry (then re-key and merge it) beside the campaign
     shrink_budget: float = 300.0  # seconds per entry
-    triage: bool = True  # ablate each new entry (after its shrink) in a background process
+    triage: bool = True  # ablate each new entry (after its shrink) beside the campaign
 
     def identity(self) -> dict:
         """What must match to resume a state dir (not limits or resources)."""
@@ -84,70 +79,21 @@ class CampaignResult:
     summary: dict
     new_entries: list = field(default_factory=list)  # corpus paths created this session
     interrupted: bool = False
+    followups: dict = field(default_factory=dict)  # job counts once the campaign returned (pending: left for later)
 
 
-class BackgroundJobs:
-    """Follow-up work on new corpus entries (`shapefuzz sanitize`, `shapefuzz
-    shrink`), one child process at a time in arrival order, so the campaign
-    loop never waits on it. Each job is bounded by its own timeout."""
-
-    def __init__(self, log_path: str):
-        self.log_path = log_path
-        self.queue: deque = deque()  # (argv, timeout)
-        self.proc = None
-        self.deadline = 0.0
-        self.finished = 0
-
-    def add(self, args: list, timeout: float) -> None:
-        self.queue.append(([sys.executable, "-m", "fuzz", *args], timeout))
-        self.poll()
-
-    def poll(self) -> None:
-        if self.proc is not None and self.proc.poll() is None and time.monotonic() > self.deadline:
-            self._kill_current()
-        if self.proc is not None and self.proc.poll() is not None:
-            self.proc, self.finished = None, self.finished + 1
-        if self.proc is None and self.queue:
-            argv, timeout = self.queue.popleft()
-            with open(self.log_path, "a") as log:
-                log.write(f"--- {' '.join(argv[3:])}\n")
-                log.flush()
-                self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-            self.deadline = time.monotonic() + timeout
-
-    @property
-    def pending(self) -> int:
-        return len(self.queue) + (self.proc is not None)
-
-    def finish(self, note) -> None:
-        """Wait for the running and queued jobs (each bounded by its timeout)."""
-        while self.pending:
-            note(f"finishing {self.pending} follow-up job{'s' * (self.pending > 1)} on new entries "
-                 f"(shrink, sanitizer; log {self.log_path})")
-            if self.proc is not None:
-                try:
-                    self.proc.wait(timeout=max(self.deadline - time.monotonic(), 0) + 5)
-                except subprocess.TimeoutExpired:
-                    self._kill_current()
-            self.poll()
-
-    def _kill_current(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-
-    def kill(self) -> None:
-        self.queue.clear()
-        self._kill_current()
-        self.proc = None
-
-
-def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> CampaignResult:
-
+def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_done=None,
+                 wait: bool = True) -> CampaignResult:
+    """Run (or resume) the campaign of cfg.state_dir. Follow-up jobs on new
+    entries (fuzz/campaign/followup.py) run beside it in one runner process.
+    When the cases are done, `on_cases_done(summary)` is called (the summary
+    counts the follow-ups still pending); then, with `wait`, the follow-ups
+    are finished (Ctrl-C stops them, to be resumed), else stopped and left
+    pending for `shapefuzz followup` or a rerun."""
     from fuzz.findings.corpus import Corpus
     from fuzz.findings.known import KnownIssues
     from fuzz.campaign.progress import Progress
-    from fuzz.findings.signature import signature
+    from fuzz.findings.signature import Signature, signature
 
     # everything read and checked before the state dir is opened (and written)
     if os.path.exists(cfg.corpus_dir) and not os.path.isdir(cfg.corpus_dir):
@@ -161,11 +107,20 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
     known = KnownIssues.load(known_path) if os.path.exists(known_path) else None
     kind = cfg.kind()
     state = CampaignState.open(cfg.state_dir, cfg.identity())
+    state.corpus_dir = os.path.abspath(cfg.corpus_dir)
     if strategy is None:
         strategy = kind.strategy(cfg)
     progress = progress or Progress()
     result = CampaignResult(summary={})
     programs_by_case: dict[int, object] = {}
+    origin = os.path.abspath(cfg.state_dir)
+    params = {"corpus": state.corpus_dir, "budget": cfg.shrink_budget, "timeout": cfg.timeout}
+
+    def job_types(v) -> list:
+        # sanitizer first: it runs the entry's repro as found, before shrinking rewrites it
+        types = ["sanitize"] if cfg.sanitize and cfg.on_cuda() and wants_sanitizer(v.message) else []
+        types += ["shrink"] if cfg.shrink else []
+        return types + (["triage"] if cfg.triage and kind.triage is None else [])  # of the shrunk program
 
     def cases():
         for i, p in enumerate(generate(strategy, seed_=cfg.seed, count=cfg.max_cases)):
@@ -179,6 +134,8 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
             yield i, p.to_dict()
 
     pool = None
+    followups = FollowUps(cfg.state_dir)
+    followups.poll()  # resume what an earlier session left pending
     if cfg.workers > 0:
         from fuzz.campaign.workers import WorkerPool
 
@@ -190,7 +147,6 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
         results = kind.in_process(cases())
     last_save = 0.0
     restarts_before = state.restarts.copy()
-    jobs = BackgroundJobs(os.path.join(cfg.state_dir, "followup.log"))
     try:
         with progress:
             for i, vd, info in results:
@@ -203,21 +159,19 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
                 if v.is_finding:
                     sig = signature(v, p)
                     rule = known.match(sig, v) if known else None
+                    held = corpus.resolve(sig.key) if known and rule is None else None
+                    if held is not None and held.name != sig.key:  # a rule may name the merged entry's key
+                        rule = known.match(Signature(held.name, ""), v)
                     entry, is_new = (None, False)
                     if i not in state.finding_cases and rule is None:
-                        path, is_new = corpus.record(p, v, sig)
+                        path, is_new = corpus.record(p, v, sig, origin=origin)
                         entry = str(path)
                         if is_new:
                             result.new_entries.append(entry)
-                            # sanitizer first: it runs the entry's repro as found, before shrinking rewrites it
-                            if cfg.sanitize and cfg.on_cuda() and wants_sanitizer(v.message):
-                                jobs.add(["sanitize", entry, "--timeout", str(SANITIZER_TIMEOUT)],
-                                         SANITIZER_TIMEOUT + 30)
-                            if cfg.shrink:
-                                jobs.add(["shrink", entry, "--time-budget", str(cfg.shrink_budget)],
-                                         cfg.shrink_budget * 2 + 120)
-                            if cfg.triage and kind.triage is None:  # after the shrink: of the minimal program
-                                jobs.add(["triage", entry], TRIAGE_TIMEOUT)
+                        # a kill between making the entry and queueing its jobs: queue them on the rerun
+                        if is_new or (path.name == sig.key and not followups.known(sig.key)
+                                      and corpus.origin(path) == origin):
+                            followups.queue(sig.key, job_types(v), params)
                     known_as = (rule.url or f"known-issues rule {rule.index}") if rule else None
                     if state.record_finding(i, v.outcome.value, sig.key, sig.text, known_as, entry, is_new) and (
                             is_new or rule):
@@ -227,21 +181,32 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None) -> Campai
                 if pool is not None:
                     state.restarts = restarts_before + pool.restarts
                 if time.monotonic() - last_save > 2.0:
+                    state.followups = followups.counts()
                     state.save()
                     last_save = time.monotonic()
                 progress.update(state.summary())
-                jobs.poll()
+                followups.poll()
         if pool is not None:
             pool.close()
-        jobs.finish(progress.note)
+        state.followups = followups.counts()
+        state.save()
+        result.summary = state.summary()
+        if on_cases_done is not None:
+            on_cases_done(result.summary)
+        if wait:
+            followups.finish(progress.note)
+        else:
+            followups.stop()
     except KeyboardInterrupt:
         result.interrupted = True
-        jobs.kill()
+        followups.stop()
     finally:
         if pool is not None:
             pool.close()
+        state.followups = followups.counts()
         state.save()
         state.close()
+    result.followups = dict(state.followups)
     result.summary = state.summary()
     return result
 

@@ -27,9 +27,26 @@ def summary_table(s: dict):
     t.add_row("outcomes", _fmt_counts(s["outcomes"]))
     t.add_row("findings new", _fmt_counts(s["findings_new"]))
     t.add_row("findings known", _fmt_counts(s["findings_known"]))
-    t.add_row("distinct signatures", str(s["signatures"]))
+    t.add_row("distinct bugs", f"{s.get('bugs', '-')}  (corpus entries, after merging)")
+    t.add_row("raw signatures", f"{s['signatures']}  (as found, before shrinking)")
+    f = s.get("followups") or {}
+    if f:
+        line = f"{f.get('pending', 0)} pending, {f.get('done', 0)} done, {f.get('skipped', 0)} skipped, " \
+               f"{f.get('failed', 0)} failed"
+        if f.get("pending"):
+            line += f"\nfinish them: shapefuzz followup {s['state_dir']} (or rerun the same command)"
+        t.add_row("follow-ups", line)
     t.add_row("worker restarts", _fmt_counts({k: v for k, v in s["restarts"].items() if v}))
     return t
+
+
+def pending_line(s: dict) -> str:
+    """'N follow-ups pending ...' and how to finish them, or ''."""
+    n = (s.get("followups") or {}).get("pending", 0)
+    if not n:
+        return ""
+    return (f"{n} follow-up{'s' * (n > 1)} pending (shrink and merge, triage): finish them with "
+            f"`shapefuzz followup {s['state_dir']}` or by rerunning the same command")
 
 
 class Progress:
@@ -57,7 +74,9 @@ class Progress:
             self._last = time.monotonic()
             print(f"... {summary['cases']} cases, {summary['cases_per_second']:.3f}/s, "
                   f"finding cases {sum(summary['findings_new'].values())} new-class / "
-                  f"{sum(summary['findings_known'].values())} known, signatures {summary['signatures']}, "
+                  f"{sum(summary['findings_known'].values())} known, bugs {summary.get('bugs', '-')} "
+                  f"(raw signatures {summary['signatures']}), follow-ups pending "
+                  f"{(summary.get('followups') or {}).get('pending', 0)}, "
                   f"restarts {sum(summary['restarts'].values())}", flush=True)
 
     def note(self, text: str) -> None:

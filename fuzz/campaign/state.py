@@ -9,9 +9,15 @@ state_dir/
                   written and fsynced before the case line
   state.json      a snapshot of the counters for `shapefuzz stats` (derived;
                   rebuilt from the logs when missing), with what the logs
-                  cannot give: earlier sessions' wall time and worker restarts
+                  cannot give: earlier sessions' wall time and worker restarts,
+                  and where the corpus is
   lock            held (fcntl.flock) by the one `shapefuzz run` using the
                   dir; it holds that run's pid
+  jobs.jsonl      the follow-up jobs on new entries (fuzz/campaign/followup.py)
+
+Findings are counted twice over: raw signatures (the provisional keys the
+campaign saw) and distinct bugs (the corpus entries those keys lead to once
+shrunk entries are re-keyed and merged).
 
 A case killed mid-flight has no line in cases.jsonl and is judged again on
 resume; its finding, if already in findings.jsonl, is not recorded twice.
@@ -140,6 +146,10 @@ class CampaignState:
     findings_known: Counter = field(default_factory=Counter)
     finding_cases: set = field(default_factory=set)
     signatures: set = field(default_factory=set)
+    new_signatures: set = field(default_factory=set)  # not known issues: each leads to a corpus entry
+    corpus_dir: str | None = None  # where the findings went (absolute)
+    followups: dict = field(default_factory=dict)  # follow-up job counts (fuzz/campaign/followup.py)
+    _corpus: object = field(default=None, repr=False, compare=False)
     restarts: Counter = field(default_factory=Counter)
     seconds_total: float = 0.0  # summed worker seconds
     compile_seconds: float = 0.0
@@ -207,7 +217,10 @@ class CampaignState:
             self.finding_cases.add(rec["i"])
             (self.findings_known if rec.get("known") else self.findings_new)[rec["outcome"]] += 1
             self.signatures.add(rec["key"])
+            if not rec.get("known"):
+                self.new_signatures.add(rec["key"])
         snap = self._snapshot_file()
+        self.corpus_dir = snap.get("corpus_dir")
         self.elapsed_before = _number(snap.get("elapsed"))
         restarts = snap.get("restarts", {})
         self.restarts.update({k: v for k, v in restarts.items() if isinstance(v, int)}
@@ -238,6 +251,8 @@ class CampaignState:
         self.finding_cases.add(i)
         (self.findings_known if known_url else self.findings_new)[outcome] += 1
         self.signatures.add(key)
+        if not known_url:
+            self.new_signatures.add(key)
         return True
 
     def record_case(self, i: int, verdict: dict, worker_seconds: float | None, sync: bool = False) -> None:
@@ -260,7 +275,20 @@ class CampaignState:
                 "compile_share": round(self.compile_seconds / self.seconds_total, 3) if self.seconds_total else None,
                 "outcomes": dict(self.outcomes), "findings_new": dict(self.findings_new),
                 "findings_known": dict(self.findings_known), "signatures": len(self.signatures),
+                "bugs": self.bugs(), "followups": dict(self.followups), "corpus_dir": self.corpus_dir,
                 "restarts": dict(self.restarts), "cache_hits": self.cache_hits}
+
+    def bugs(self) -> int:
+        """Distinct bugs: the corpus entries the new findings' signatures lead to
+        now (a signature whose entry was merged counts with the entry it joined)."""
+        if not self.corpus_dir:
+            return len(self.new_signatures)
+        from fuzz.findings.corpus import Corpus
+
+        if self._corpus is None:
+            self._corpus = Corpus(self.corpus_dir)
+        held = {k: self._corpus.resolve(k) for k in self.new_signatures}
+        return len({p.name if p is not None else k for k, p in held.items()})
 
     def save(self) -> None:
         write_atomic(self.path("state.json"), json.dumps(self.summary(), indent=1))
@@ -277,6 +305,9 @@ class CampaignState:
         st = CampaignState(dir=state_dir, config=config)
         st._replay()
         st.session_start = time.monotonic()
+        from fuzz.campaign.followup import JobLog
+
+        st.followups = JobLog(state_dir).refresh().counts()
         return st.summary()
 
 

@@ -47,6 +47,9 @@ def add_parser(subparsers):
     r.add_argument("--no-sanitize", dest="sanitize", action="store_false",
                    help="CUDA: do not re-run memory-error findings under compute-sanitizer")
     r.add_argument("--shrink-budget", type=parse_duration, default=300.0, help="per new entry (default 300s)")
+    r.add_argument("--no-wait", dest="wait", action="store_false",
+                   help="exit once the cases are done, leaving follow-ups (shrink and merge, triage) pending for "
+                   "`shapefuzz followup STATE` or a rerun")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.set_defaults(fn=cmd)
     return r
@@ -54,7 +57,7 @@ def add_parser(subparsers):
 
 def cmd(args) -> int:
     from fuzz.campaign.driver import CampaignConfig, run_campaign
-    from fuzz.campaign.progress import print_summary
+    from fuzz.campaign.progress import pending_line, print_summary
     from fuzz.campaign.sizing import size_pool
     from fuzz.campaign.state import StateError
 
@@ -83,16 +86,30 @@ def cmd(args) -> int:
     print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed} {limit.strip()} "
           f"state={cfg.state_dir} corpus={cfg.corpus_dir}", flush=True)
     print(f"shapefuzz run: {sizing.line()}", flush=True)
+    printed = []
+
+    def cases_done(summary):  # the summary as soon as the cases are done; follow-ups may go on after it
+        if not args.json:  # (JSON: once, at the end, for machines to read whole)
+            printed.append(True)
+            print_summary(summary)
+        note = pending_line(summary)
+        if note:
+            print(note + ("; finishing them now (Ctrl-C is safe)" if args.wait else ""),
+                  file=sys.stderr if args.json else sys.stdout, flush=True)
+
     try:
-        res = run_campaign(cfg)
+        res = run_campaign(cfg, on_cases_done=cases_done, wait=args.wait)
     except StateError as e:
         error(str(e))
         return EXIT_BAD_INPUT
-    print_summary(res.summary, as_json=args.json)
-    if res.new_entries and not args.json:
-        print("new corpus entries:\n  " + "\n  ".join(res.new_entries))
+    if not printed:
+        print_summary(res.summary, as_json=args.json)
+    if not args.json:
+        _after(res, pending_line)
     if res.interrupted:
-        print("interrupted; run the same command again to resume", file=sys.stderr)
+        print("interrupted; run the same command again to resume" + (
+            f" (follow-ups too, or: shapefuzz followup {cfg.state_dir})" if res.followups.get("pending") else ""),
+            file=sys.stderr)
         return 130
     return EXIT_BUG if sum(res.summary["findings_new"].values()) else EXIT_OK
 
@@ -132,6 +149,25 @@ def _bad_options(args) -> str | None:
         return (f"--{'gpus' if args.gpus is not None else 'workers-per-gpu'} applies to --device cuda only "
                 "(on CPU, --workers N sets the workers)")
     return missing_device(args.device)
+
+
+def _after(res, pending_line) -> None:
+    """The corpus entries the session made, where they are now (merged ones moved), and the follow-ups."""
+    from fuzz.findings.corpus import Corpus
+
+    if res.new_entries:
+        lines = []
+        for e in res.new_entries:
+            now = Corpus(os.path.dirname(e)).resolve(os.path.basename(e))
+            lines.append(e if now is None or str(now) == e else f"{e} -> {now}")
+        print("new corpus entries:\n  " + "\n  ".join(lines))
+    f = res.followups
+    if f:
+        print(f"follow-ups: {f.get('done', 0)} done, {f.get('skipped', 0)} skipped, {f.get('failed', 0)} failed, "
+              f"{f.get('pending', 0)} pending; distinct bugs {res.summary.get('bugs')} "
+              f"(raw signatures {res.summary.get('signatures')})")
+        if f.get("pending"):
+            print(pending_line(res.summary))
 
 
 def _default_state_dir(args) -> str:

@@ -1,12 +1,24 @@
-"""The corpus: one self-contained directory per distinct signature.
+"""The corpus: one self-contained directory per distinct bug.
 
     corpus/<key>/program.json    the (shrunk) program
                  verdict.json    what happened, with its numbers
-                 signature.json  key + human-readable bucket text
+                 signature.json  key + human-readable bucket text ("minimal": true once re-keyed)
                  env.json        torch / triton / torch_xla / CUDA / GPU / Python / OS
-                 meta.json       first_seen, last_seen (UTC ISO), hits; "shrink": the figures of a shrink
+                 meta.json       first_seen, last_seen (UTC ISO), hits; "shrink": the figures of a shrink;
+                                 "variants" (re-keyed entries): provisional key -> text, hits, first/last seen
                  repro.py        standalone script (imports only torch; torch_xla for XLA entries)
-                 original_program.json  the program as found, once a shrink replaced it (update_shrunk)
+                 original_program.json, original_verdict.json  as found, once a shrink replaced them
+                                 (of the representative, in a merged entry)
+                 variants/<provisional key>/program.json, verdict.json   each program as found (re-keyed)
+    corpus/.index.json           provisional key -> entry key, for the keys re-keyed entries absorbed
+
+An entry is made under the provisional signature of its finding
+(fuzz/findings/signature.py). Once shrunk, `rekey` moves it to its minimal
+signature and merges it with an entry already there: hits summed, first/last
+seen combined, every program as found kept under variants/, the smallest
+program the representative. A later finding with any of the absorbed
+provisional keys then counts a hit on the merged entry (the index).
+Entries without "variants" or "minimal" (older corpora) read as before.
 
 Several workers and campaigns may write one corpus at once, so every write is
 atomic (fuzz/files.py): files go to a temp file in the same directory, are
@@ -33,7 +45,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from fuzz.files import dumps as _dumps
 from fuzz.files import fsync_dir as _fsync_dir  # a module name: tests make it fail
@@ -41,11 +53,14 @@ from fuzz.files import write_atomic as _write_atomic
 from fuzz.files import write_synced as _write
 from fuzz.program.ir import Program, ProgramError
 from fuzz.program.loading import load_program, repro_source
-from fuzz.findings.signature import Signature
+from fuzz.findings.signature import Signature, signature
 from fuzz.judge.verdict import Verdict
 
 FILES = ("program.json", "verdict.json", "signature.json", "env.json", "meta.json", "repro.py")
+INDEX = ".index.json"  # hidden: every other name but known_issues.json in a corpus is an entry
+_ORIGINALS = ("original_program.json", "original_verdict.json")  # the representative as found
 _LOCK = ".lock"
+_INDEX_LOCK = ".index.lock"
 
 
 class CorpusError(Exception):
@@ -73,6 +88,32 @@ class Entry:
     @property
     def hits(self) -> int:
         return self.meta["hits"]
+
+    @property
+    def minimal(self) -> bool:
+        """Re-keyed by its minimal signature (shrunk, then merged)."""
+        return self.signature.minimal
+
+    @property
+    def shrunk(self) -> bool:
+        return isinstance(self.meta.get("shrink"), dict)
+
+    @property
+    def variants(self) -> dict:
+        """provisional key -> {text, hits, first_seen, last_seen}: the programs
+        as found that this entry holds (one, its own, until it is re-keyed)."""
+        v = self.meta.get("variants")
+        if isinstance(v, dict):
+            return v
+        return {self.key: {"text": self.signature.text, "hits": self.hits, "first_seen": self.meta["first_seen"],
+                           "last_seen": self.meta["last_seen"]}}
+
+    @property
+    def bucket(self) -> Signature:
+        """The provisional signature its program is pinned to when it is judged
+        again (shrink, triage, replay): its own, or for a re-keyed entry that
+        of its representative program."""
+        return signature(self.verdict, self.program) if self.minimal else self.signature
 
 
 # -- environment --------------------------------------------------------------
@@ -148,19 +189,71 @@ class Corpus:
     def __init__(self, root="corpus"):
         self.root = Path(root)
         self.errors: list[CorpusError] = []  # filled by entries()
+        self._index_cache = None
 
     def path_of(self, key: str) -> Path:
         return self.root / key
 
+    def resolve(self, key: str) -> Path | None:
+        """The entry that holds provisional or entry key `key` now: its own
+        directory, else the one the index names; None when there is none."""
+        d = self.path_of(key)
+        if d.is_dir():
+            return d
+        target = self.index().get(key)
+        if target and self.path_of(target).is_dir():
+            return self.path_of(target)
+        return None
+
+    def index(self) -> dict:
+        """provisional key -> entry key (.index.json; {} when absent or unreadable)."""
+        path = self.root / INDEX
+        try:
+            stat = path.stat()
+        except OSError:
+            return {}
+        if self._index_cache and self._index_cache[0] == (stat.st_mtime_ns, stat.st_size):
+            return self._index_cache[1]
+        try:
+            keys = json.loads(path.read_text(encoding="utf-8")).get("keys", {})
+        except (OSError, ValueError, AttributeError):
+            return {}
+        keys = keys if isinstance(keys, dict) else {}
+        self._index_cache = ((stat.st_mtime_ns, stat.st_size), keys)
+        return keys
+
+    @staticmethod
+    def origin(entry_dir) -> str | None:
+        """The campaign state dir that made the entry (meta.json "origin"), if it says."""
+        try:
+            meta = json.loads((Path(entry_dir) / "meta.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return meta.get("origin") if isinstance(meta, dict) else None
+
+    def _update_index(self, updates: dict) -> None:
+        """Point each key of `updates` at its entry key (and whatever pointed at
+        a key that moved, at its new place); under the corpus lock."""
+        with _locked(self.root, _INDEX_LOCK):
+            keys = dict(self.index())
+            for k, v in list(keys.items()):
+                keys[k] = updates.get(v, v)
+            keys.update(updates)
+            keys = {k: v for k, v in keys.items() if k != v}
+            _write_atomic(self.root / INDEX, _dumps({"version": 1, "keys": keys}))
+        self._index_cache = None
+
     def record(self, program: Program, verdict: Verdict, signature: Signature,
-               env: dict | None = None) -> tuple[Path, bool]:
+               env: dict | None = None, origin: str | None = None) -> tuple[Path, bool]:
         """Save a finding; returns (entry dir, is_new). A signature seen before
-        only counts a hit: the first program recorded for a bug is kept."""
+        (an entry's own, or one a re-keyed entry absorbed) only counts a hit:
+        the first program recorded for a bug is kept. `origin` (a campaign's
+        state dir) is kept in meta.json."""
         self.root.mkdir(parents=True, exist_ok=True)
+        held = self.resolve(signature.key)
+        if held is not None:
+            return self._hit(held, signature.key), False
         entry = self.path_of(signature.key)
-        if entry.is_dir():
-            self._hit(entry)
-            return entry, False
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{signature.key}-", dir=self.root))
         try:
             os.chmod(tmp, 0o755)  # mkdtemp makes it 0700; the entry is for everyone to read
@@ -169,6 +262,8 @@ class Corpus:
             meta = {"first_seen": now, "last_seen": now, "hits": 1}
             if repro_error:
                 meta["repro_error"] = repro_error
+            if origin:
+                meta["origin"] = origin
             _write(tmp / "program.json", program.to_json(indent=2) + "\n")
             _write(tmp / "verdict.json", _dumps(verdict.to_dict()))
             _write(tmp / "signature.json", _dumps(signature.to_dict()))
@@ -181,29 +276,47 @@ class Corpus:
             except OSError as e:
                 if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
                     raise
-                self._hit(entry)  # another process created it between our check and rename
-                return entry, False
+                # another process created it between our check and rename
+                return self._hit(entry, signature.key), False
             _fsync_dir(self.root)
             return entry, True
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
-    def _hit(self, entry: Path) -> None:
+    def _hit(self, entry: Path, key: str | None = None) -> Path:
+        """Count a hit (of provisional key `key`) on `entry`; returns the entry
+        that got it: one merged away meanwhile passes it on to where it went."""
         # Hits are a read-modify-write of meta.json under the entry lock. An
         # append-only hit log would need no lock, but it grows with every hit
         # (hour-long campaigns hit one bug millions of times) and leaves
         # meta.json stale; the lock is held only for one tiny file.
-        with _locked(entry):
-            now = _now()
+        for _ in range(5):
             try:
-                meta = json.loads((entry / "meta.json").read_text())
-                if not isinstance(meta, dict) or not isinstance(meta.get("hits"), int):
-                    raise ValueError("bad meta")
-            except (OSError, ValueError):
-                meta = {"first_seen": now, "hits": 0}  # repair rather than lose the hit
-            meta["hits"] += 1
-            meta["last_seen"] = now
-            _write_atomic(entry / "meta.json", _dumps(meta))
+                with _locked(entry):
+                    if not os.path.isdir(entry):
+                        raise FileNotFoundError(entry)
+                    now = _now()
+                    try:
+                        meta = json.loads((entry / "meta.json").read_text())
+                        if not isinstance(meta, dict) or not isinstance(meta.get("hits"), int):
+                            raise ValueError("bad meta")
+                    except (OSError, ValueError):
+                        meta = {"first_seen": now, "hits": 0}  # repair rather than lose the hit
+                    meta["hits"] += 1
+                    meta["last_seen"] = now
+                    variants = meta.get("variants")
+                    if isinstance(variants, dict) and key:
+                        v = variants.setdefault(key, {"hits": 0, "first_seen": now})
+                        v["hits"] = v.get("hits", 0) + 1
+                        v["last_seen"] = now
+                    _write_atomic(entry / "meta.json", _dumps(meta))
+                    return entry
+            except FileNotFoundError:  # merged into another entry while we waited for its lock
+                moved = self.resolve(key or entry.name)
+                if moved is None or moved == entry:
+                    raise
+                entry = moved
+        raise CorpusError(entry, "kept moving while a hit was counted")
 
     def update_shrunk(self, entry_dir, program, verdict: Verdict, record: dict) -> Entry:
         """Replace an entry's program by a smaller one that reproduces its bug
@@ -211,7 +324,8 @@ class Corpus:
         first program is kept as original_program.json, and `record` (the
         shrink's figures) goes under meta.json's "shrink" with the time.
         signature.json stays: the entry keeps its key whatever the shrunk
-        program's own signature text (a value finding may lose op families).
+        program's own signature text (a value finding may lose op families);
+        `rekey` moves it to its minimal signature.
 
         Each file is replaced atomically and the whole update runs under the
         entry lock, so it never interleaves with a hit or another update.
@@ -219,7 +333,8 @@ class Corpus:
         d = Path(entry_dir)
         with _locked(d):
             entry = self.load(d)
-            if not (d / "original_program.json").exists():
+            if not (d / "original_program.json").exists() and not entry.minimal:  # re-keyed: variants/ has them
+                _write_atomic(d / "original_verdict.json", _dumps(entry.verdict.to_dict()))
                 _write_atomic(d / "original_program.json", entry.program.to_json(indent=2) + "\n")
             _write_atomic(d / "program.json", program.to_json(indent=2) + "\n")
             _write_atomic(d / "verdict.json", _dumps(verdict.to_dict()))
@@ -233,6 +348,129 @@ class Corpus:
                 meta.pop("repro_error", None)
             _write_atomic(d / "meta.json", _dumps(meta))
             return self.load(d)
+
+    def rekey(self, entry_dir, sig: Signature, size: Callable | None = None) -> Path:
+        """Move an entry to signature `sig` (its minimal one) and merge it with
+        the entry already there, if any; returns the entry's directory now.
+
+        Merging sums the hits (per provisional key), takes the earliest
+        first_seen and latest last_seen, keeps every program as found under
+        variants/<provisional key>/ and makes the smaller program (by `size`,
+        default its JSON length) the representative. The index then sends the
+        absorbed provisional keys to the merged entry, and the old directory
+        goes. Every step is idempotent (a variant already there keeps the
+        larger hit count), so a merge cut short by a kill is finished by doing
+        it again; both entry locks are held throughout, so no hit is lost."""
+        size = size or (lambda p: len(p.to_json()))
+        src_dir = Path(entry_dir)
+        dst_dir = self.path_of(sig.key)
+        if src_dir == dst_dir:
+            with _locked(src_dir):
+                e = self.load(src_dir)
+                if e.signature != sig:
+                    _write_atomic(src_dir / "signature.json", _dumps(sig.to_dict()))
+            return src_dir
+        with _locked(src_dir):  # then dst's: entries only ever merge into a minimal key, never out of it
+            src = self.load(src_dir)
+            if not dst_dir.is_dir():
+                self._create_from(src, sig)  # a new directory, complete, renamed into place (or already there)
+            with _locked(dst_dir):
+                self._merge_into(src, self.load(dst_dir), size)
+            self._update_index({**{k: sig.key for k in src.variants}, src.key: sig.key})
+            trash = self.root / f".trash-{src.key}-{os.getpid()}"
+            os.rename(src_dir, trash)
+            _fsync_dir(self.root)
+        shutil.rmtree(trash, ignore_errors=True)
+        return dst_dir
+
+    def _create_from(self, src: Entry, sig: Signature) -> None:
+        """A new entry at sig.key with src's representative and no variants yet."""
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{sig.key}-", dir=self.root))
+        try:
+            os.chmod(tmp, 0o755)
+            for name in ("program.json", "verdict.json", "env.json", "ablation.json", "sanitizer.txt") + _ORIGINALS:
+                if (src.path / name).is_file():
+                    shutil.copyfile(src.path / name, tmp / name)
+                    os.chmod(tmp / name, 0o644)
+            repro, repro_error = _repro(src.program, sig)
+            meta = {k: v for k, v in src.meta.items() if k not in ("variants", "hits")}
+            meta.update(hits=src.hits, variants={}, first_seen=src.meta["first_seen"], last_seen=src.meta["last_seen"])
+            if repro_error:
+                meta["repro_error"] = repro_error
+            else:
+                meta.pop("repro_error", None)
+            _write(tmp / "repro.py", repro)
+            _write(tmp / "signature.json", _dumps(sig.to_dict()))
+            _write(tmp / "meta.json", _dumps(meta))
+            _fsync_dir(tmp)
+            try:
+                os.rename(tmp, self.path_of(sig.key))
+            except OSError as e:
+                if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise
+            else:
+                _fsync_dir(self.root)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def _merge_into(self, src: Entry, dst: Entry, size: Callable) -> None:
+        """src's variants, hits and (if smaller) program into dst; dst is locked."""
+        d = dst.path
+        variants = dict(dst.meta.get("variants") or {}) if dst.minimal else {}
+        if not dst.minimal:  # merging into an entry as found: it becomes a variant of itself
+            variants.update(dst.variants)
+            self._save_variant(d, dst.key, dst)
+        for k, v in src.variants.items():
+            old = variants.get(k, {})
+            variants[k] = {**old, **v, "hits": max(old.get("hits", 0), v.get("hits", 0)),
+                           "first_seen": min(x for x in (old.get("first_seen"), v["first_seen"]) if x),
+                           "last_seen": max(x for x in (old.get("last_seen"), v["last_seen"]) if x)}
+            self._save_variant(d, k, src)
+        meta = dict(dst.meta)
+        meta["variants"] = variants
+        meta["hits"] = sum(v.get("hits", 0) for v in variants.values())
+        meta["first_seen"] = min(v["first_seen"] for v in variants.values())
+        meta["last_seen"] = max(v["last_seen"] for v in variants.values())
+        if src.path != d and size(src.program) < size(dst.program):
+            _write_atomic(d / "program.json", src.program.to_json(indent=2) + "\n")
+            _write_atomic(d / "verdict.json", _dumps(src.verdict.to_dict()))
+            for name in ("ablation.json", "report.md"):
+                (d / name).unlink(missing_ok=True)  # of the program it had
+            for name in ("ablation.json",) + _ORIGINALS:
+                if (src.path / name).is_file():
+                    _write_atomic(d / name, (src.path / name).read_text())
+                else:
+                    (d / name).unlink(missing_ok=True)
+            meta["shrink"] = src.meta.get("shrink")
+            if meta["shrink"] is None:
+                del meta["shrink"]
+        program = load_program(json.loads((d / "program.json").read_text(encoding="utf-8")))
+        repro, repro_error = _repro(program, dst.signature)
+        _write_atomic(d / "repro.py", repro)
+        if repro_error:
+            meta["repro_error"] = repro_error
+        else:
+            meta.pop("repro_error", None)
+        _write_atomic(d / "meta.json", _dumps(meta))
+
+    @staticmethod
+    def _save_variant(d: Path, key: str, e: Entry) -> None:
+        """Entry e's program and verdict as found, under d/variants/key/ (once)."""
+        v, src_v = d / "variants" / key, e.path / "variants" / key
+        if (v / "program.json").is_file() or (e.minimal and not (src_v / "program.json").is_file()):
+            return  # there already; or a key a re-keyed entry only counted hits of (no program kept)
+        v.mkdir(parents=True, exist_ok=True)
+        os.chmod(v.parent, 0o755)
+        os.chmod(v, 0o755)
+        if (src_v / "program.json").is_file():  # e holds it as a variant already
+            for name in ("verdict.json", "program.json"):
+                if (src_v / name).is_file():
+                    _write_atomic(v / name, (src_v / name).read_text())
+            return
+        program = e.path / ("original_program.json" if (e.path / "original_program.json").is_file() else "program.json")
+        verdict = e.path / ("original_verdict.json" if (e.path / "original_verdict.json").is_file() else "verdict.json")
+        _write_atomic(v / "verdict.json", verdict.read_text())
+        _write_atomic(v / "program.json", program.read_text())  # last: its presence says the variant is complete
 
     def entries(self) -> Iterator[Entry]:
         """Every readable entry, by key. Unreadable ones are skipped and
@@ -287,9 +525,10 @@ class Corpus:
 
 
 @contextmanager
-def _locked(entry: Path):
-    """An exclusive flock on entry/.lock: every read-modify-write of an entry's files."""
-    with open(entry / _LOCK, "a") as lock:
+def _locked(entry: Path, name: str = _LOCK):
+    """An exclusive flock on entry/.lock: every read-modify-write of an entry's
+    files (root/.index.lock: of the index)."""
+    with open(entry / name, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield

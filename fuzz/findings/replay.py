@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Callable
 
 from fuzz.kinds import kind_of
-from fuzz.findings.signature import in_bucket, signature
+from fuzz.findings.signature import Signature, in_bucket, minimal_signature, signature
 from fuzz.judge.isolated import EXIT_SKIP, JudgeError, child_env, judge_in_subprocess, run_command, tail
 from fuzz.judge.verdict import Outcome, Verdict
 
@@ -119,7 +119,7 @@ def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known, 
 
     entry = Corpus(d.parent).load(d)
     row.signature = entry.signature.text
-    rule = known.match(entry.signature, entry.verdict) if known is not None else None
+    rule = _known(known, entry)
     if rule is not None:
         row.known = f"{rule.url or 'rule ' + str(rule.index)} ({rule.status})"
     if entry.meta.get("repro_error"):
@@ -161,17 +161,28 @@ def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known, 
         row.status, row.reason = CHANGED, f"now: {v.summary()}"
 
 
+def _known(known, entry):
+    """The known-issues rule matching the entry: by its key, or by the
+    provisional key of any program it holds (a rule names either)."""
+    if known is None:
+        return None
+    sigs = [entry.signature] + [Signature(k, d.get("text", "")) for k, d in entry.variants.items() if k != entry.key]
+    return next((r for r in (known.match(s, entry.verdict) for s in sigs) if r is not None), None)
+
+
 def same_bug(entry, v: Verdict) -> tuple[bool, str]:
     """Whether verdict `v` of the entry's program is the entry's bug, and a
     note when that was decided by outcome rather than signature: the same
     signature (computed against the entry's program); for a recorded hang,
     another hang; for a recorded crash, a crash by the same signal. A shrunk
-    value finding may have fewer op families than its key (see in_bucket)."""
+    value finding may have fewer op families than its key (see in_bucket). A
+    re-keyed entry is compared with its (shrunk) program's own signature, and
+    by its minimal signature."""
     if v.is_finding:
-        sig = signature(v, entry.program)
-        if sig.key == entry.key:
+        sig, bucket = signature(v, entry.program), entry.bucket
+        if sig.key in (entry.key, bucket.key) or (entry.minimal and minimal_signature(v, entry.program).key == entry.key):
             return True, ""
-        if in_bucket(sig.text, entry.signature.text):
+        if in_bucket(sig.text, bucket.text):
             return True, "same bucket with a subset of the op families (shrunk)"
     recorded = entry.verdict.outcome
     if recorded is Outcome.HANG and v.outcome is Outcome.HANG:

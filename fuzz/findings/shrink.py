@@ -63,7 +63,7 @@ def pool_evaluator(pool, timeout: float | None = None) -> Evaluate:
 
 def shrink(program: Program, target_signature_key: str, *, evaluate: Evaluate | None = None,
            time_budget: float = 300.0, reruns: int = DEFAULT_RERUNS, relax_families: bool = True,
-           hypothesis_examples: int = 0, hypothesis_seed: int = 0,
+           hypothesis_examples: int = 0, hypothesis_seed: int = 0, onto: list | None = None,
            log: Callable[[str], None] | None = None) -> ShrinkResult:
     """Shrink `program` while its verdict keeps signature `target_signature_key`.
 
@@ -71,15 +71,23 @@ def shrink(program: Program, target_signature_key: str, *, evaluate: Evaluate | 
     its rerun); pass pool_evaluator(pool) for crashes and hangs. The budget
     bounds the shrinking; the final re-checks (`reruns` evaluations of the
     result) run after it. The original is evaluated first: if it does not
-    reproduce (after up to `reruns` retries) the result has reproduced=False."""
+    reproduce (after up to `reruns` retries) the result has reproduced=False.
+    `onto`: (minimal key, minimal program) pairs of known bugs to try first
+    (fuzz/findings/shrink_onto.py); the result's `onto` names the one it
+    settled on."""
     engine = Engine(COMPILED, evaluate or evaluate_in_process, key=target_signature_key,
                     relax_families=relax_families, time_budget=time_budget, log=log)
     figures: dict = {}
 
     def prelude(e: Engine) -> None:
-        figures.update(hypothesis_stage(e, hypothesis_examples, hypothesis_seed))
+        if onto:
+            from fuzz.findings.shrink_onto import onto_stage
 
-    res = engine.run(copy.deepcopy(program), reruns=reruns, prelude=prelude if hypothesis_examples > 0 else None)
+            onto_stage(e, onto)
+        if hypothesis_examples > 0:
+            figures.update(hypothesis_stage(e, hypothesis_examples, hypothesis_seed))
+
+    res = engine.run(copy.deepcopy(program), reruns=reruns, prelude=prelude if hypothesis_examples > 0 or onto else None)
     res.hypothesis = figures
     return res
 
@@ -87,11 +95,11 @@ def shrink(program: Program, target_signature_key: str, *, evaluate: Evaluate | 
 def shrink_entry(entry_dir, *, evaluate: Evaluate | None = None, time_budget: float = 300.0,
                  reruns: int = DEFAULT_RERUNS, backend: str | None = None, device: str | None = None,
                  sandbox: bool | None = None, timeout: float = 300.0, relax_families: bool = True,
-                 hypothesis_examples: int = 0, write: bool = True,
+                 hypothesis_examples: int = 0, write: bool = True, onto: list | None = None,
                  log: Callable[[str], None] | None = None) -> ShrinkResult:
-    """Shrink a corpus entry with its signature pinned and, when a smaller
-    program reproduces reliably, replace its program.json, verdict.json and
-    repro.py (Corpus.update_shrunk: the first original is kept as
+    """Shrink a corpus entry with its signature pinned and, when the program
+    reproduces reliably, replace its program.json, verdict.json and
+    repro.py by the smallest that does (Corpus.update_shrunk: the first original is kept as
     original_program.json, the figures go under meta.json's "shrink").
 
     sandbox: evaluate in a one-worker WorkerPool (default: only for crash and
@@ -116,11 +124,11 @@ def shrink_entry(entry_dir, *, evaluate: Evaluate | None = None, time_budget: fl
             pool = WorkerPool(workers=1, timeout=timeout, rerun=False)
             evaluate = pool_evaluator(pool)
     try:
-        res = shrink(p, entry.key, evaluate=evaluate, time_budget=time_budget, reruns=reruns,
-                     relax_families=relax_families, hypothesis_examples=hypothesis_examples, log=log)
+        res = shrink(p, entry.bucket.key, evaluate=evaluate, time_budget=time_budget, reruns=reruns,
+                     relax_families=relax_families, hypothesis_examples=hypothesis_examples, onto=onto, log=log)
     finally:
         if pool is not None:
             pool.close()
-    if write and res.reproduced and res.verdict is not None and canonical(res.program) != canonical(entry.program):
+    if write and res.reproduced and res.verdict is not None:  # smaller or not: the entry is shrunk now
         corpus.update_shrunk(entry_dir, res.program, res.verdict, res.stats())
     return res

@@ -3,7 +3,7 @@
 The kind that the shrink engine (fuzz/findings/shrink_engine.py: cache,
 cost-ordered fixpoint, budget, flakiness) runs for `shrink.shrink`. A
 candidate is valid if it typechecks. The cost is a tuple of non-negative ints
-compared lexicographically: ops, inputs, total rank, calls, symbols, sizes,
+compared lexicographically: ops, ops other than NEUTRAL_OP, inputs, total rank, calls, symbols, sizes,
 attributes, params, outputs, names, JSON length; every candidate a pass
 yields that does not lower it is skipped.
 
@@ -13,6 +13,9 @@ Passes (in order, each resumed at its position after an accepted step):
              uses of a dropped op's result rewired to its first argument (its
              second, for a single binary op) where shapes allow, else the
              dependent ops dropped too; outputs are recomputed as the leaves
+  neutral    replace an op by NEUTRAL_OP on its first argument (an op the bug
+             does not need, only some op there: the minimal signature then
+             names the neutral op's family, whatever op the program had)
   inputs     drop an unused input; merge an input into another value
   calls      keep only the failing call of the size schedule, else drop one call
   rank       drop a dim of an input (literal-1 dims first)
@@ -53,7 +56,7 @@ import json
 import time
 from typing import Iterator
 
-from fuzz.program.ir import MARKS, Program, TensorInput
+from fuzz.program.ir import MARKS, NEUTRAL_OP, OpCall, Program, TensorInput
 from fuzz.findings.shrink_engine import Engine, OutOfTime
 from fuzz.judge.verdict import Verdict
 
@@ -119,8 +122,8 @@ def cost(p: Program) -> tuple:
     attrs = sum(_input_cost(x) for x in p.inputs)
     attrs += (s.dynamic is not None) + (s.mode is not None) + len(s.options or {}) + (p.seed != 0)
     params = sum(_value_cost(c.params) for c in p.ops)
-    return (len(p.ops), len(p.inputs), sum(len(x.shape) for x in p.inputs), p.calls, len(p.sizes), sizes,
-            attrs, params, len(p.outputs), _names_off(p), len(canonical(p)))
+    return (len(p.ops), sum(c.op != NEUTRAL_OP for c in p.ops), len(p.inputs), sum(len(x.shape) for x in p.inputs),
+            p.calls, len(p.sizes), sizes, attrs, params, len(p.outputs), _names_off(p), len(canonical(p)))
 
 
 # -- program edits -------------------------------------------------------------
@@ -269,6 +272,14 @@ def _pass_ops(p: Program) -> Iterator:
         if len(c.args) > 1:
             yield f"replace op {i} {c.op} by its second input", remove_ops(p, {i}, 1)
         yield f"drop op {i} {c.op} and dependents", remove_ops(p, {i}, None)
+
+
+def _pass_neutral(p: Program) -> Iterator:
+    for i, c in enumerate(p.ops):
+        if c.op != NEUTRAL_OP:
+            q = copy.deepcopy(p)
+            q.ops[i] = OpCall(op=NEUTRAL_OP, args=[c.args[0]], params={}, out=c.out)
+            yield f"op {i} {c.op} -> {NEUTRAL_OP}", q
 
 
 def _pass_inputs(p: Program) -> Iterator:
@@ -469,7 +480,7 @@ class CompiledKind:
     restart = False  # a pass resumes where it accepted: its earlier candidates failed on a larger program
 
     def passes(self, engine: Engine) -> list:
-        return [("ops", _pass_ops), ("inputs", _pass_inputs),
+        return [("ops", _pass_ops), ("neutral", _pass_neutral), ("inputs", _pass_inputs),
                 ("calls", lambda p: _pass_calls(p, engine.current_verdict)), ("rank", _pass_rank),
                 ("symbols", _pass_symbols), ("sizes", _pass_sizes), ("attrs", _pass_attrs),
                 ("params", _pass_params), ("settings", _pass_settings), ("names", _pass_names)]

@@ -7,7 +7,9 @@ rest:
 
 - pinning: a candidate counts only if it is valid AND its verdict has the
   pinned signature key (or, with `relax_families`, falls in the pinned bucket:
-  signature.in_bucket), so a shrink never slides to another bug;
+  signature.in_bucket; an original whose mismatching output aliases a
+  mismatching input also admits the input mismatch alone:
+  signature.alias_bucket), so a shrink never slides to another bug;
 - the cache: every program is judged at most once, keyed by its canonical
   JSON (invalid ones are cached as misses without being judged);
 - the fixpoint: passes run in order, each generating (what, candidate) from
@@ -30,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
-from fuzz.findings.signature import Signature, in_bucket, signature
+from fuzz.findings.signature import Signature, alias_bucket, aliases_input, in_bucket, signature
 from fuzz.judge.verdict import Verdict
 from fuzz.program.ir import ProgramError
 
@@ -40,6 +42,15 @@ Pass = Callable[[Any], Iterator[tuple[str, Any]]]  # program -> (what, candidate
 
 class OutOfTime(Exception):
     pass
+
+
+class Settled(Exception):
+    """Raised by a prelude that reached a known minimal form (fuzz/findings/
+    shrink_onto.py): the passes are skipped and the result re-checked once."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
 
 
 class ShrinkKind(Protocol):
@@ -90,6 +101,7 @@ class ShrinkResult:
     hypothesis: dict = field(default_factory=dict)  # the optional Hypothesis stage's figures (compiled kind)
     steps: list = field(default_factory=list)  # accepted steps, in order
     target_text: str | None = None  # the signature text pinned (the bucket of in_bucket)
+    onto: str | None = None  # the key of the known minimal form a prelude settled on, if it did
     original_verdict: Verdict | None = None  # the original's verdict (its last try when it did not reproduce)
     error: str | None = None  # why evaluate raised on the original's last try, if it did
     kind: Any = field(default=None, repr=False, compare=False)
@@ -115,6 +127,8 @@ class ShrinkResult:
                   "timed_out": self.timed_out, "interrupted": self.interrupted, "flaky": self.flaky,
                   "rechecks": list(self.rechecks), "relax_families": self.relax_families,
                   "hypothesis": dict(self.hypothesis), "steps": len(self.steps), "accepted": self.accepted})
+        if self.onto:
+            d["onto"] = self.onto
         return d
 
     def to_dict(self) -> dict:
@@ -131,6 +145,8 @@ class ShrinkResult:
         s += f"; {self.evaluations} evaluations, {self.seconds:.1f} s"
         if self.timed_out:
             s += " (time budget reached)"
+        if self.onto:
+            s += f" (onto the known minimal form {self.onto})"
         if self.flaky:
             s += " [FLAKY: a smaller program reproduced only sometimes; kept out]"
         return s
@@ -164,6 +180,9 @@ class Engine:
         self.current_cost: tuple = ()
         self.current_verdict: Verdict | None = None
         self.last_error: str | None = None
+        # an original whose mismatching output aliases a mismatching input is that input's bug:
+        # candidates with the input mismatch alone reproduce it too (signature.alias_bucket)
+        self.also_text: str | None = None
 
     # judging --------------------------------------------------------------------
     def judge(self, p) -> Verdict | None:
@@ -185,6 +204,8 @@ class Engine:
             return False
         sig = signature(v, p)
         if sig.key == self.key:
+            return True
+        if self.also_text is not None and in_bucket(sig.text, self.also_text, self.relax):
             return True
         return self.target_text is not None and in_bucket(sig.text, self.target_text, self.relax)
 
@@ -283,6 +304,8 @@ class Engine:
         sig0 = signature(v0, program)
         self.key = res.target_key = self.key or sig0.key
         self.target_text = res.target_text = self.target_text or sig0.text
+        if aliases_input(v0):
+            self.also_text = alias_bucket(self.target_text)
         self.cache[self.kind.canonical(program)] = (True, v0)
         self.current_verdict = v0
         self.history.append((program, v0))
@@ -292,11 +315,15 @@ class Engine:
             if prelude is not None:
                 prelude(self)
             self.fixpoint()
+        except Settled as s:
+            res.onto, reruns = s.key, min(reruns, 1)
         except OutOfTime:
             res.timed_out = True
         except KeyboardInterrupt:
             res.timed_out = res.interrupted = True
         self._recheck(res, program, v0, reruns)
+        if res.flaky:
+            res.onto = None  # the settled form did not hold on its re-check
         res.evaluations, res.cache_hits = self.evaluations, self.cache_hits
         res.rejected_by_typecheck = self.typecheck_rejects
         res.seconds = time.monotonic() - self.started

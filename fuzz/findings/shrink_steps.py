@@ -198,7 +198,7 @@ def shrink_step_entry(entry_dir, *, time_budget: float = 300.0, reruns: int = 2,
     if not isinstance(entry.program, StepProgram):
         raise ValueError(f"{entry_dir} is not a torch_xla entry")
     res = shrink_steps(entry.program, evaluate or fresh_evaluator(), time_budget=time_budget,
-                       target=entry.signature.text, reruns=reruns)
-    if write and STEPS.canonical(res.program) != STEPS.canonical(entry.program):
+                       target=entry.bucket.text, reruns=reruns)
+    if write and res.verdict is not None:  # smaller or not: the entry is shrunk now
         corpus.update_shrunk(entry_dir, res.program, res.verdict, res.stats())
     return res

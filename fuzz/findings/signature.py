@@ -9,6 +9,19 @@ kind of value differed + the set of op families in the program.
 
 The shrinker pins the signature, so whatever goes into it must survive
 shrinking: no sizes, no symbol or buffer numbers, no paths or hashes.
+
+That signature is provisional: a value finding's op families are those of the
+program that happened to expose it, so one bug found in many programs falls
+in many buckets. Once shrunk, an entry is re-keyed by its minimal signature
+(`minimal_signature`): the same outcome part (an output mismatch that is a
+wrongly mutated input seen through an aliasing output counts as that input
+mismatch), then what the shrunk program
+still holds -- the op kinds the bug needs, in order, and the features of its
+inputs and settings that are not the defaults (marks, layout, dtype class,
+mode, Inductor flags) -- and the device. The shrinker removes everything a bug
+does not need (an op it does not need becomes NEUTRAL_OP), so the same
+minimal program always gives the same key, and programs that differ in
+anything the key names are different bugs.
 """
 
 from __future__ import annotations
@@ -18,6 +31,7 @@ import re
 from dataclasses import dataclass
 
 from fuzz.judge.verdict import Outcome, Verdict
+from fuzz.program.ir import NEUTRAL_FAMILY
 
 # Bump when the bucketing changes, so old corpus entries can be re-bucketed.
 VERSION = 1
@@ -32,17 +46,19 @@ _MAX_MESSAGE = 400
 class Signature:
     key: str  # 12 hex chars of sha256(text): the corpus directory name
     text: str  # human-readable, "outcome | type | message | frame"
+    minimal: bool = False  # made from a shrunk program (minimal_signature), not as found
 
     def to_dict(self) -> dict:
-        return {"key": self.key, "text": self.text, "version": VERSION}
+        d = {"key": self.key, "text": self.text, "version": VERSION}
+        return {**d, "minimal": True} if self.minimal else d
 
     @staticmethod
     def from_dict(d: dict) -> "Signature":
-        return Signature(key=d["key"], text=d["text"])
+        return Signature(key=d["key"], text=d["text"], minimal=d.get("minimal") is True)
 
     @staticmethod
-    def of_text(text: str) -> "Signature":
-        return Signature(key=hashlib.sha256(text.encode()).hexdigest()[:12], text=text)
+    def of_text(text: str, minimal: bool = False) -> "Signature":
+        return Signature(key=hashlib.sha256(text.encode()).hexdigest()[:12], text=text, minimal=minimal)
 
 
 # -- messages -----------------------------------------------------------------
@@ -201,8 +217,10 @@ _FAMILIES_RE = re.compile(r"\| families: ([^|]*?) \|")
 def in_bucket(text: str, target_text: str, relax_families: bool = True) -> bool:
     """Whether signature `text` falls in the bucket `target_text`: equal, or
     (value outcomes, `relax_families`) equal but for a non-empty subset of the
-    target's op families. The shrinker accepts such programs, so a shrunk
-    entry's program may carry fewer families than its key was made from."""
+    target's op families, the neutral op's family allowed as well (the
+    shrinker puts NEUTRAL_OP in place of ops a bug does not need). The
+    shrinker accepts such programs, so a shrunk entry's program may carry
+    other families than its key was made from."""
     if text == target_text:
         return True
     m, t = _FAMILIES_RE.search(text), _FAMILIES_RE.search(target_text)
@@ -210,21 +228,67 @@ def in_bucket(text: str, target_text: str, relax_families: bool = True) -> bool:
         return False
     fams, target = set(m.group(1).split(",")), set(t.group(1).split(","))
     same_rest = _FAMILIES_RE.sub("|", text) == _FAMILIES_RE.sub("|", target_text)
-    return same_rest and fams <= target and bool(fams - {"-"})
+    return same_rest and fams <= target | {NEUTRAL_FAMILY} and bool(fams - {"-"})
 
 
-def signature(verdict: Verdict, program=None) -> Signature:
-    """The bucket of `verdict`. `program` is needed for value outcomes (its op
-    families are part of the bucket); without it they read "*"."""
+def _is_value(verdict: Verdict) -> bool:
+    return verdict.outcome in _VALUE_OUTCOMES and not verdict.exc_type
+
+
+def _what(verdict: Verdict) -> str:
+    """The program-independent part: outcome | where (a value), or outcome |
+    type | message | frame (an exception)."""
     outcome = verdict.outcome.value
-    if verdict.outcome in _VALUE_OUTCOMES and not verdict.exc_type:
+    if _is_value(verdict):
         where = re.sub(r"[\s\d]+.*$", "", verdict.where.strip()) or "-"
-        device = "-" if program is None else program.device_type()
-        text = f"{outcome} | {where} | families: {_families(program)} | device: {device}"
-        return Signature.of_text(text)
+        return f"{outcome} | {where}"
     exc = verdict.exc_type.rsplit(".", 1)[-1] if verdict.exc_type else "-"
     msg = normalize_message(verdict.message)
     if msg.startswith(f"{exc}: "):  # str(e) vs a log line that repeats the type
         msg = msg[len(exc) + 2:]
     frame = "" if _ASYNC_CUDA.search(verdict.message or "") else innermost_frame(verdict.frames)
-    return Signature.of_text(f"{outcome} | {exc} | {msg or '-'} | {frame or '-'}")
+    return f"{outcome} | {exc} | {msg or '-'} | {frame or '-'}"
+
+
+def aliases_input(verdict: Verdict) -> bool:
+    """A value mismatch at an output that is the storage of an input that also
+    mismatched (the runner's numbers["input_alias"]): an input mutated wrongly,
+    seen through the output that aliases it."""
+    return _is_value(verdict) and bool(verdict.numbers.get("input_alias"))
+
+
+def outcome_class(verdict: Verdict) -> str:
+    """The outcome a minimal signature names: an input mismatch seen at an
+    aliasing output counts as the input mismatch it is."""
+    return Outcome.INPUT_MUTATION.value if aliases_input(verdict) else verdict.outcome.value
+
+
+def alias_bucket(text: str) -> str:
+    """The input-mutation bucket a value signature's finding falls in when its
+    output aliases the mutated input (the shrinker accepts either)."""
+    parts = text.split(" | ")
+    return " | ".join([Outcome.INPUT_MUTATION.value, "input"] + parts[2:]) if len(parts) > 2 else text
+
+
+def signature(verdict: Verdict, program=None) -> Signature:
+    """The (provisional) bucket of `verdict`. `program` is needed for value
+    outcomes (its op families are part of the bucket); without it they read "*"."""
+    if _is_value(verdict):
+        device = "-" if program is None else program.device_type()
+        return Signature.of_text(f"{_what(verdict)} | families: {_families(program)} | device: {device}")
+    return Signature.of_text(_what(verdict))
+
+
+def minimal_signature(verdict: Verdict, program) -> Signature:
+    """The bucket of a shrunk finding: the outcome part of `signature`, then
+    what `program` (the shrunk one; program.minimal_parts()) says the bug
+    needs, then the device:
+
+        divergence | output | needs: pad(mode=reflect) | marks: - | layout: - | dtype: - | ... | device: cpu
+
+    A pure function of the program and its verdict: the same minimal program
+    always gives the same key. Its text never equals a provisional one
+    ("needs:" against "families:", or more fields), so the keys do not clash."""
+    parts = " | ".join(f"{k}: {v}" for k, v in program.minimal_parts().items())
+    what = f"{outcome_class(verdict)} | input" if aliases_input(verdict) else _what(verdict)
+    return Signature.of_text(f"{what} | {parts} | device: {program.device_type()}", minimal=True)

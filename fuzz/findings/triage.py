@@ -437,11 +437,12 @@ def triage_entry(entry_dir, *, evaluate: Evaluate | None = None, isolate: bool |
     entry = Corpus(Path(entry_dir).parent).load(entry_dir)
     if isolate is None:
         isolate = evaluate is None and needs_isolation(entry.verdict)
+    bucket = entry.bucket  # a re-keyed entry: its program's own signature
     if isolate and evaluate is None:
         with isolated_evaluate(timeout) as ev:
-            rows = ablate(entry.program, entry.key, evaluate=ev, signature_text=entry.signature.text)
+            rows = ablate(entry.program, bucket.key, evaluate=ev, signature_text=bucket.text)
     else:
-        rows = ablate(entry.program, entry.key, evaluate=evaluate, signature_text=entry.signature.text)
+        rows = ablate(entry.program, bucket.key, evaluate=evaluate, signature_text=bucket.text)
     doc = ablation_document(rows, entry.program, entry.key, entry.signature.text)
     write_atomic(Path(entry_dir) / "ablation.json", json.dumps(doc, indent=2, sort_keys=True) + "\n")
     return doc

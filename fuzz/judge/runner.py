@@ -108,9 +108,12 @@ def _verdict(p: Program, r: dict) -> Verdict:
     if r["bad_outputs"]:
         i, kind, detail = r["bad_outputs"][0]
         where = f"output {i} ({p.outputs[i]})" if 0 <= i < len(p.outputs) else "outputs"
+        numbers = _numbers(detail)
+        if _aliases_a_bad_input(r, i):  # the output is a mutated input's storage: the same mismatch, seen twice
+            numbers["input_alias"] = 1
         return Verdict(outcome=COMPARE_OUTCOME[kind], stage=Stage.COMPARE, where=where,
                        message=f"{kind} mismatch: {detail}" if kind != "values" else "",
-                       numbers=_numbers(detail), **at)
+                       numbers=numbers, **at)
     i, kind, detail = r["bad_inputs"][0]
     return Verdict(outcome=Outcome.INPUT_MUTATION, stage=Stage.COMPARE, where=f"input {p.inputs[i].name}",
                    message=f"{kind} mismatch after the call", numbers=_numbers(detail), **at)
@@ -120,6 +123,20 @@ def _marks_text(p: Program) -> str:
     """The dynamic markings as the repro writes them: 'x0 dim -2 (dynamic), ...'."""
     return ", ".join(f"{x.name} dim {d - len(x.marks) if x.mark_negative else d} ({m})"
                      for x in p.inputs for d, m in enumerate(x.marks) if m != "static") or "none"
+
+
+def _aliases_a_bad_input(r: dict, i: int) -> bool:
+    """Whether compiled output i shares its storage with an input that also
+    mismatched after the call (an in-place op or a view on that input)."""
+    actual, inputs = r.get("actual"), r.get("compiled_inputs") or []
+    try:
+        out = actual[i]
+        ptr = out.untyped_storage().data_ptr() if out.numel() else 0
+    except (AttributeError, IndexError, TypeError, RuntimeError):
+        return False
+    bad = {j for j, _, _ in r["bad_inputs"]}
+    return bool(ptr) and any(j < len(inputs) and getattr(inputs[j], "numel", lambda: 0)()
+                             and inputs[j].untyped_storage().data_ptr() == ptr for j in bad)
 
 
 def _numbers(detail: dict) -> dict:

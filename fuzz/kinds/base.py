@@ -95,7 +95,13 @@ class ProgramKind:
     shrink_options: frozenset = frozenset()  # the kind-specific options of `shapefuzz shrink` it takes
 
     def shrink_entry(self, entry_dir, *, time_budget: float, reruns: int, write: bool, **options):
-        """Shrink a corpus entry with its signature pinned; rewrite it (write) through the corpus."""
+        """Shrink a corpus entry with its signature pinned; rewrite it (write) through the corpus.
+        options may carry `onto`: (minimal key, minimal program) pairs of known bugs to try first
+        (a kind without such a stage ignores it)."""
+        raise NotImplementedError
+
+    def size(self, p) -> tuple:
+        """The shrinker's cost of p: the smaller of two programs for one bug represents it."""
         raise NotImplementedError
 
     def shrink_case(self, p, *, time_budget: float, timeout: float, **options):

@@ -99,12 +99,17 @@ class CompiledKind(ProgramKind):
     shrink_options = frozenset({"backend", "device", "sandbox", "relax_families", "hypothesis"})
 
     def shrink_entry(self, entry_dir, *, time_budget, reruns, write, timeout, log=None, backend=None, device=None,
-                     sandbox=None, relax_families=True, hypothesis=0, **_):
+                     sandbox=None, relax_families=True, hypothesis=0, onto=None, **_):
         from fuzz.findings.shrink import shrink_entry
 
         return shrink_entry(entry_dir, time_budget=time_budget, reruns=reruns, backend=backend, device=device,
                             sandbox=sandbox, timeout=timeout, relax_families=relax_families,
-                            hypothesis_examples=hypothesis, write=write, log=log)
+                            hypothesis_examples=hypothesis, write=write, onto=onto, log=log)
+
+    def size(self, p) -> tuple:
+        from fuzz.findings.shrink_compiled import cost
+
+        return cost(p)
 
     def shrink_case(self, p, *, time_budget, reruns, timeout, log=None, sandbox=None, relax_families=True,
                     hypothesis=0, **_):

@@ -95,6 +95,11 @@ class StepKind(ProgramKind):
         return shrink_step_entry(entry_dir, time_budget=time_budget, reruns=reruns, write=write,
                                  evaluate=_planted(fault))
 
+    def size(self, p) -> tuple:
+        from fuzz.findings.shrink_steps import STEPS
+
+        return STEPS.cost(p)
+
     def shrink_case(self, p, *, time_budget, timeout, fault=None, **_):
         from fuzz.findings.shrink_steps import fresh_evaluator, shrink_steps
 

@@ -24,6 +24,20 @@ MAX_RANK = 8  # dims of any tensor a program makes
 MAX_ELEMENTS = 1 << 24  # elements of any tensor at any call (64 MiB as float32)
 MAX_CALLS = 64  # calls in a size schedule
 
+# The op the shrinker puts in place of any op a bug does not need (an identity
+# for finite values, on every dtype and rank): a minimal program that still
+# holds it needs "some op" there, not that one. Its family is what a value
+# signature then names (tests/test_signature.py checks it against the op database).
+NEUTRAL_OP = "nan_to_num"
+NEUTRAL_FAMILY = "pointwise"
+
+
+def dtype_class(dt: str) -> str:
+    """The class of a dtype a minimal signature names: float32 is the default ("")."""
+    return {"bool": "bool", "int32": "int", "int64": "int", "float16": "half", "bfloat16": "half",
+            "float64": "double", "float32": "", "uint8": "narrow-int", "int8": "narrow-int",
+            "int16": "narrow-int"}.get(dt, dt)
+
 
 class ProgramError(ValueError):
     """A program (or its JSON) is malformed, of another schema, or invalid."""
@@ -129,6 +143,27 @@ class Program(JsonForm):
 
         return device_type(self.settings.device)
 
+    def minimal_parts(self) -> dict:
+        """What a minimal signature names besides the outcome and device: the
+        op kinds in order (family, with the params that are names or flags, a
+        dtype as its class) and the features of inputs and settings that are
+        not the defaults. Read off a shrunk program, every one of them is
+        something the bug needs (the shrinker took away all it could)."""
+        def joined(items) -> str:
+            return ",".join(sorted({i for i in items if i})) or "-"
+
+        s = self.settings
+        # how a dim is made dynamic (mark_dynamic, maybe_mark_dynamic, dynamic=True) is one class;
+        # unbacked symbols are another; dynamic=False (everything static) a third
+        marks = joined(["dynamic"] * (s.dynamic is True) + ["static"] * (s.dynamic is False) + [
+            "unbacked" if m == "unbacked" else "dynamic" for x in self.inputs for m in x.marks if m != "static"])
+        return {"needs": " > ".join(op_kind(c) for c in self.ops) or "-", "marks": marks,
+                "layout": joined(x.layout for x in self.inputs if x.layout != "contiguous"),
+                "dtype": joined(dtype_class(x.dtype) for x in self.inputs),
+                "values": "scaled" if any(x.scale != 1.0 for x in self.inputs) else "-",
+                "mode": s.mode or "-",
+                "flags": ", ".join(f"{k}={v!r}" for k, v in sorted((s.options or {}).items())) or "-"}
+
     def sizes_at(self, call: int) -> dict:
         return {k: v[call] for k, v in self.sizes.items()}
 
@@ -138,6 +173,17 @@ class Program(JsonForm):
     @staticmethod
     def from_dict(d: Any) -> "Program":
         return _program_from_dict(d)
+
+
+def op_kind(c: OpCall) -> str:
+    """What a minimal signature names of one op: its family, with its params
+    that are names or flags ("pad(mode=reflect)"; a dtype as its class)."""
+    from fuzz.program.opdb import OPS  # lazy: the op database pulls in hypothesis
+
+    fam = OPS[c.op].family if c.op in OPS else f"?{c.op}"
+    cats = [f"{k}={dtype_class(v) or v if k == 'to' else v}" for k, v in sorted(c.params.items())
+            if isinstance(v, str) or v is True]
+    return fam + (f"({','.join(cats)})" if cats else "")
 
 
 def _need(d: dict, key: str, typ, where: str):

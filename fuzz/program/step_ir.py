@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from fuzz.program.ir import JsonForm, ProgramError, limit_error
+from fuzz.program.ir import JsonForm, ProgramError, dtype_class, limit_error
 
 SCHEMA_VERSION = 1
 # One dtype per program keeps promotion out of the way: these bugs are about
@@ -212,6 +212,16 @@ class StepProgram(JsonForm):
 
     def device_type(self) -> str:
         return "xla"
+
+    def minimal_parts(self) -> dict:
+        """What a minimal signature names besides the outcome: the kinds of
+        the steps in order (creations left out: every program has them), the
+        dtype's class and the settings that are not the defaults."""
+        kinds = [OPS[s.op].kind if s.op in OPS else f"?{s.op}" for _, s in self.steps()]
+        default = XlaSettings()
+        flags = [f"{k}={v!r}" for k, v in sorted(vars(self.settings).items()) if getattr(default, k) != v]
+        return {"needs": " > ".join(k for k in kinds if k != "create") or "-",
+                "dtype": dtype_class(self.dtype) or "-", "flags": ", ".join(flags) or "-"}
 
     def steps(self):
         """(block index, step) in program order, each block once."""

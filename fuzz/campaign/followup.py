@@ -1,0 +1,367 @@
+"""Follow-up work on new corpus entries -- the sanitizer, the shrink (which
+re-keys and merges the entry, fuzz/findings/dedupe.py) and the triage -- kept
+as campaign state, so that it survives kill -9, Ctrl-C and a lost machine.
+
+    state_dir/jobs.jsonl     one line per event, each appended in one write and
+                             fsynced: {"job": "shrink:<key>", "event": "queued" |
+                             "started" | "done" | "skipped" | "failed" | "aborted", ...}
+    state_dir/followup.lock  held by the runner: never two runners on one state dir
+    state_dir/followup.log   the runner's output
+
+A job is one type of work on one entry, named by the provisional key the
+entry was made under (the runner finds where the entry is now: it may have
+been merged). The campaign queues a new entry's jobs; one runner process
+(`python -m fuzz.campaign.followup STATE`) runs them beside the campaign, one
+at a time, shrinks before triages, each bounded by its timeout (the
+supervisor, FollowUps, kills a runner past it and fails the job). A job is
+done once: a job that was started and never finished (its runner was killed)
+is started again once, then failed; the supervisor stopping a runner itself
+(Ctrl-C) records "aborted", which does not count. Rerunning the campaign, or
+`shapefuzz followup STATE`, picks up whatever is pending.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+SANITIZER_TIMEOUT = 600.0  # seconds for one compute-sanitizer re-run of a repro
+TRIAGE_TIMEOUT = 1200.0  # seconds for one entry's whole ablation (about 15 variants, a compile each)
+MAX_STARTS = 2  # a job started this many times without finishing is failed
+RECYCLE_AFTER = 100  # jobs one runner process runs before a fresh one takes over (memory)
+BUSY = 75  # the runner's exit status when another runner holds the state dir (EX_TEMPFAIL)
+LINGER = 20.0  # seconds an idle runner waits for new jobs while its campaign runs
+_TERMINAL = ("done", "skipped", "failed")
+_FIRST = {"sanitize": 0, "shrink": 0, "triage": 1}  # the sanitizer runs the repro as found; triage the shrunk one
+
+
+@dataclass
+class Job:
+    id: str
+    type: str
+    entry: str  # the provisional key the entry was made under
+    order: int
+    params: dict = field(default_factory=dict)  # corpus, budget (shrink), timeout (per case); job_timeout
+    state: str = "queued"  # queued | running | done | skipped | failed
+    starts: int = 0
+    aborts: int = 0
+    pid: int | None = None  # of the runner that started it last
+    started_at: float | None = None
+    detail: str = ""
+
+    @property
+    def unfinished_starts(self) -> int:
+        """Starts that ended in neither an outcome nor an abort: runner crashes."""
+        return self.starts - self.aborts
+
+    def timeout(self) -> float:
+        if "job_timeout" in self.params:
+            return float(self.params["job_timeout"])
+        if self.type == "shrink":
+            return 2 * float(self.params.get("budget", 300.0)) + 120.0
+        return SANITIZER_TIMEOUT + 30.0 if self.type == "sanitize" else TRIAGE_TIMEOUT
+
+
+class JobLog:
+    """jobs.jsonl, read incrementally; appends are single writes (O_APPEND), fsynced."""
+
+    def __init__(self, state_dir: str):
+        self.path = os.path.join(state_dir, "jobs.jsonl")
+        self.jobs: dict[str, Job] = {}
+        self._offset = 0
+
+    def refresh(self) -> "JobLog":
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except FileNotFoundError:
+            return self
+        end = data.rfind(b"\n") + 1  # a line without its newline is still being written (or torn)
+        for line in data[:end].splitlines():
+            try:
+                self._apply(json.loads(line))
+            except (ValueError, KeyError, TypeError):
+                continue  # a torn line from a kill mid-write
+        self._offset += end
+        return self
+
+    def _apply(self, r: dict) -> None:
+        job, ev = self.jobs.get(r["job"]), r["event"]
+        if ev == "queued":
+            if job is None:
+                self.jobs[r["job"]] = Job(id=r["job"], type=r["type"], entry=r["entry"], order=len(self.jobs),
+                                          params=r.get("params", {}))
+            return
+        if job is None or job.state in _TERMINAL:
+            return
+        if ev == "started":
+            job.state, job.starts, job.pid, job.started_at = "running", job.starts + 1, r.get("pid"), r["time"]
+        elif ev == "aborted":
+            job.state, job.aborts = "queued", job.aborts + 1
+        elif ev in _TERMINAL:
+            job.state, job.detail = ev, r.get("detail", "")
+
+    def append(self, job_id: str, event: str, **fields) -> None:
+        line = (json.dumps({"job": job_id, "event": event, "time": time.time(), **fields}) + "\n").encode()
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            if os.fstat(fd).st_size and os.pread(fd, 1, os.fstat(fd).st_size - 1) != b"\n":
+                line = b"\n" + line  # close a line torn by a kill
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.refresh()
+
+    def queue(self, entry: str, types, params: dict) -> None:
+        """Queue each of `types` for the entry of provisional key `entry` (once ever)."""
+        self.refresh()
+        for t in types:
+            if f"{t}:{entry}" not in self.jobs:
+                self.append(f"{t}:{entry}", "queued", type=t, entry=entry, params=params)
+
+    def known(self, entry: str) -> bool:
+        return any(j.entry == entry for j in self.jobs.values())
+
+    def pending(self) -> list[Job]:
+        """Jobs not finished, in the order they run: shrinks (and sanitizer runs) first, then triages."""
+        return sorted((j for j in self.jobs.values() if j.state not in _TERMINAL),
+                      key=lambda j: (_FIRST.get(j.type, 1), j.order))
+
+    def counts(self) -> dict:
+        out = {"pending": 0, "done": 0, "skipped": 0, "failed": 0}
+        for j in self.jobs.values():
+            out["pending" if j.state not in _TERMINAL else j.state] += 1
+        return out
+
+
+# -- running a job (in the runner process) --------------------------------------------
+
+def run_job(job: Job) -> tuple[str, str]:
+    """Do one job; (event, detail): done or skipped. Raises on failure."""
+    from fuzz.findings.corpus import Corpus
+
+    corpus = Corpus(job.params["corpus"])
+    path = corpus.resolve(job.entry)
+    if path is None:
+        return "skipped", "no such entry in the corpus (removed by hand?)"
+    if job.type == "sanitize":
+        from fuzz.findings.sanitizer import sanitize_entry
+
+        text = sanitize_entry(str(path), timeout=SANITIZER_TIMEOUT)
+        return ("done", (text or "").splitlines()[0][:200] if text else "") if text is not None else \
+            ("skipped", "compute-sanitizer is not installed")
+    if job.type == "shrink":
+        from fuzz.findings.dedupe import settle
+
+        s = settle(corpus, path, time_budget=float(job.params.get("budget", 300.0)),
+                   timeout=float(job.params.get("timeout", 300.0)))
+        return ("done" if s.key is not None else "skipped"), s.line()
+    if job.type == "triage":
+        from fuzz.findings.triage import load_ablation, triage_entry
+        from fuzz.kinds import kind_of
+
+        entry = corpus.load(path)
+        if kind_of(entry.program).triage:
+            return "skipped", kind_of(entry.program).triage
+        doc = load_ablation(path)
+        if doc is not None and doc.get("program") == entry.program.to_dict():
+            return "skipped", f"{path.name} is triaged already (its program as it is now)"
+        triage_entry(path, timeout=float(job.params.get("timeout", 300.0)))
+        return "done", f"triaged {path.name}"
+    raise ValueError(f"unknown job type {job.type!r}")
+
+
+def _lock(state_dir: str):
+    """The runner lock, held until the process ends; None when another runner has it."""
+    f = open(os.path.join(state_dir, "followup.lock"), "a")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        return None
+    return f
+
+
+def _told_to_drain(timeout: float) -> bool:
+    """Whether stdin is at its end (the supervisor closed it: finish and go); waits up to `timeout`."""
+    try:
+        ready, _, _ = select.select([sys.stdin], [], [], timeout)
+        return bool(ready) and os.read(sys.stdin.fileno(), 4096) == b""
+    except (OSError, ValueError):
+        return True
+
+
+def _watch_parent() -> None:
+    """Exit with the supervisor (even a SIGKILLed one): what this runner was doing stays
+    "started", and is started again once by the next runner."""
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        if os.getpgrp() == os.getpid():  # its own group: take its sandbox workers along
+            os.killpg(0, signal.SIGKILL)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="shapefuzz-followup-watch", daemon=True).start()
+
+
+def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_AFTER, log=print) -> int | None:
+    """The runner: run pending jobs in order until none is left (then wait up to
+    `linger` seconds for more, unless stdin ends), at most `max_jobs`. Returns
+    how many ran; None at once when another runner holds the state dir."""
+    lock = _lock(state_dir)
+    if lock is None:
+        log("another follow-up runner holds this state dir")
+        return None
+    jobs = JobLog(state_dir)
+    ran, idle_since, draining = 0, time.monotonic(), linger <= 0
+    while ran < max_jobs:
+        pending = jobs.refresh().pending()
+        if not pending:
+            if draining or time.monotonic() - idle_since > linger:
+                break
+            draining = _told_to_drain(0.5)
+            continue
+        job = pending[0]
+        if job.unfinished_starts >= MAX_STARTS:
+            jobs.append(job.id, "failed", detail=f"started {job.starts} times and never finished (runner killed)")
+            continue
+        attempt = job.unfinished_starts + 1
+        jobs.append(job.id, "started", pid=os.getpid(), attempt=attempt)
+        log(f"--- {job.id}" + (f" (attempt {attempt}: the last one never finished)" if attempt > 1 else ""))
+        try:
+            event, detail = run_job(job)
+        except Exception as e:  # noqa: BLE001 - one job must not stop the others
+            event, detail = "failed", f"{type(e).__name__}: {e}"
+        log(f"    {event}: {detail}")
+        jobs.append(job.id, event, detail=detail[:1000])
+        ran += 1
+        idle_since = time.monotonic()
+    lock.close()
+    return ran
+
+
+# -- the supervisor (in the campaign, or `shapefuzz followup`) ------------------------
+
+class FollowUps:
+    """Queues jobs and keeps one runner process on them, within their timeouts."""
+
+    def __init__(self, state_dir: str):
+        self.state_dir = state_dir
+        self.log = JobLog(state_dir).refresh()
+        self.log_path = os.path.join(state_dir, "followup.log")
+        self.proc: subprocess.Popen | None = None
+        self.draining = False
+        self._next_spawn = 0.0
+
+    def queue(self, entry: str, types, params: dict) -> None:
+        if types:
+            self.log.queue(entry, types, params)
+            self.poll()
+
+    def known(self, entry: str) -> bool:
+        return self.log.known(entry)
+
+    def counts(self) -> dict:
+        return self.log.refresh().counts()
+
+    @property
+    def pending(self) -> int:
+        return self.counts()["pending"]
+
+    def _running(self) -> Job | None:
+        pid = self.proc.pid if self.proc else None
+        return next((j for j in self.log.jobs.values() if j.state == "running" and j.pid == pid), None)
+
+    def poll(self) -> None:
+        """Reap a runner that ended, fail a job past its timeout, start a runner when work waits."""
+        self.log.refresh()
+        if self.proc is not None and self.proc.poll() is not None:
+            if self.proc.returncode == BUSY:  # another runner (another supervisor) has them: look again later
+                self._next_spawn = time.monotonic() + 10.0
+            self.proc = None
+        if self.proc is not None:
+            job = self._running()
+            if job is not None and time.time() - job.started_at > job.timeout():
+                self._kill()
+                self.log.append(job.id, "failed", detail=f"timed out after {job.timeout():.0f} s")
+        if self.proc is None and self.log.pending() and time.monotonic() >= self._next_spawn:
+            self._spawn()
+
+    def _spawn(self) -> None:
+        self._next_spawn = time.monotonic() + 1.0
+        with open(self.log_path, "a") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "fuzz.campaign.followup", self.state_dir] + ([] if self.draining else
+                                                                                     ["--linger", str(LINGER)]),
+                stdin=subprocess.DEVNULL if self.draining else subprocess.PIPE, stdout=out,
+                stderr=subprocess.STDOUT, start_new_session=True)
+
+    def _kill(self) -> None:
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self.proc.wait()
+            self.proc = None
+
+    def finish(self, note=None, every: float = 30.0) -> dict:
+        """Run every pending job (each within its timeout); returns the counts."""
+        self.draining = True
+        if self.proc is not None and self.proc.stdin is not None:
+            self.proc.stdin.close()  # the runner finishes what is pending, then exits
+        last = 0.0
+        while True:
+            self.poll()
+            c = self.log.counts()
+            if not c["pending"] and self.proc is None:
+                return c
+            if note and c["pending"] and time.monotonic() - last >= every:
+                last = time.monotonic()
+                job = self._running()
+                note(f"follow-ups: {c['pending']} pending, {c['done']} done, {c['failed']} failed"
+                     + (f"; running {job.id}" if job else "") + f" (log {self.log_path})")
+            if self.proc is not None:
+                try:
+                    self.proc.wait(timeout=0.5)
+                except subprocess.TimeoutExpired:
+                    pass
+            else:
+                time.sleep(0.5)
+
+    def stop(self) -> None:
+        """Stop the runner now (Ctrl-C, or leaving the rest for later): its job goes back to the queue."""
+        job = self._running() if self.proc is not None and self.log.refresh() else None
+        self._kill()
+        if job is not None:
+            self.log.append(job.id, "aborted")
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m fuzz.campaign.followup", description="run a campaign's pending "
+                                 "follow-up jobs (started by the campaign or `shapefuzz followup`)")
+    ap.add_argument("state_dir")
+    ap.add_argument("--linger", type=float, default=0.0, help="seconds to wait for new jobs while stdin is open")
+    args = ap.parse_args(argv)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides; Ctrl-C reaches it
+    _watch_parent()
+    ran = run_pending(args.state_dir, linger=args.linger, log=lambda m: print(m, flush=True))
+    return BUSY if ran is None else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

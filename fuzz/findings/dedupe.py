@@ -1,0 +1,147 @@
+"""One bug, one corpus entry: shrink, re-key by the minimal signature, merge.
+
+An entry is made under its finding's provisional signature. `settle(corpus,
+entry)` finishes it: shrinks it unless it is shrunk (trying first the minimal
+programs of the entries the corpus already holds for that kind of finding,
+fuzz/findings/shrink_onto.py, which is what makes the hundredth program of a
+known bug cheap), computes the minimal signature of the shrunk program, and
+moves the entry there, merged with whatever entry has that key already
+(Corpus.rekey). The campaign's follow-up jobs settle each new entry;
+`shapefuzz dedupe CORPUS` settles a whole corpus (`plan` with write=False:
+the merges it would make, nothing written).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from fuzz.findings.corpus import Corpus, CorpusError, Entry
+from fuzz.findings.shrink import DEFAULT_RERUNS
+from fuzz.findings.signature import minimal_signature, outcome_class
+from fuzz.kinds import kind_of, report_entry
+
+
+@dataclass
+class Settlement:
+    source: str  # the entry's key before
+    key: str | None = None  # its minimal key (None: it could not be shrunk)
+    path: Path | None = None  # where the entry is now
+    merged: bool = False  # into an entry that was there already (or, planned, with another one)
+    shrunk_now: bool = False  # this call shrank it
+    onto: str | None = None  # the shrink settled on this known minimal form
+    evaluations: int = 0
+    reason: str = ""  # why it stays as it is, when it does
+    program: object = field(default=None, repr=False)  # the minimal program (key's), when there is one
+
+    def line(self) -> str:
+        if self.key is None:
+            return f"{self.source}: left as it is ({self.reason})"
+        if self.key == self.source:
+            return f"{self.source}: minimal already"
+        how = "merged into" if self.merged else "re-keyed to"
+        extra = f"; shrunk ({self.evaluations} evaluations{', onto a known form' if self.onto else ''})" \
+            if self.shrunk_now else ""
+        return f"{self.source} -> {how} {self.key}{extra}"
+
+
+def known_forms(corpus: Corpus, entry: Entry, extra: list | None = None) -> list[tuple[str, object]]:
+    """(minimal key, program) of the re-keyed entries `entry` could turn out to
+    be: the same kind of program, outcome and device type; most hits first."""
+    def like(e) -> bool:
+        return (e.minimal and e.key != entry.key and outcome_class(e.verdict) == outcome_class(entry.verdict)
+                and type(e.program) is type(entry.program) and e.program.device_type() == entry.program.device_type())
+
+    forms = sorted((e for e in corpus.entries() if like(e)), key=lambda e: -e.hits)
+    out = [(e.key, e.program) for e in forms]
+    return out + [(k, p) for k, p in (extra or []) if k not in {x for x, _ in out}]
+
+
+def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: float = 300.0,
+           reruns: int = DEFAULT_RERUNS, reshrink: bool = False, write: bool = True, extra_forms: list | None = None,
+           log: Callable[[str], None] | None = None) -> Settlement:
+    """Shrink the entry unless it is shrunk already (`reshrink`: shrink an
+    entry shrunk but not re-keyed again, e.g. by an older shrinker), then
+    re-key it by its minimal signature, merging (`write`=False: compute the
+    key, write nothing). Raises CorpusError for an unreadable entry."""
+    entry = corpus.load(entry_dir)
+    out = Settlement(source=entry.key)
+    if entry.minimal and not reshrink:
+        out.key, out.path = entry.key, entry.path
+        return out
+    program, verdict = entry.program, entry.verdict
+    kind = kind_of(program)
+    if not entry.shrunk or reshrink:
+        forms = known_forms(corpus, entry, extra_forms)
+        try:
+            res = kind.shrink_entry(entry.path, time_budget=time_budget, reruns=reruns, write=write,
+                                    timeout=timeout, onto=forms, log=log)
+        except ValueError as e:  # a step program that no longer reproduces, ...
+            out.reason = str(e)
+            return out
+        out.shrunk_now, out.onto, out.evaluations = True, getattr(res, "onto", None), res.evaluations
+        if not res.reproduced or res.verdict is None:
+            out.reason = "does not reproduce"
+            return out
+        program, verdict = res.program, res.verdict
+    sig = minimal_signature(verdict, program)
+    out.key, out.program = sig.key, program
+    target = corpus.path_of(sig.key)
+    out.merged = target.is_dir() and target != entry.path
+    if not write:
+        out.path = entry.path
+        return out
+    had_report = (entry.path / "report.md").is_file()
+    out.path = corpus.rekey(entry.path, sig, size=kind.size)
+    if had_report and not (out.path / "report.md").is_file():
+        try:
+            report_entry(out.path)
+        except Exception:  # noqa: BLE001 - a report is a convenience; `shapefuzz report --write` says why
+            pass
+    return out
+
+
+@dataclass
+class Plan:
+    settlements: list = field(default_factory=list)
+    errors: list = field(default_factory=list)  # CorpusError lines
+
+    def merges(self) -> dict:
+        """minimal key -> the entry keys that end up there (several: a merge)."""
+        out: dict = {}
+        for s in self.settlements:
+            if s.key is not None:
+                out.setdefault(s.key, []).append(s.source)
+        return out
+
+    def entries_after(self, before: int) -> int:
+        return before - sum(len(v) - 1 for v in self.merges().values())
+
+
+def dedupe(root, *, write: bool = True, time_budget: float = 300.0, timeout: float = 300.0,
+           reruns: int = DEFAULT_RERUNS, reshrink: bool = False, log: Callable[[str], None] | None = None) -> Plan:
+    """Settle every entry of the corpus at `root`: re-keyed ones first, then
+    shrunk ones, then the rest by hits, so later shrinks can settle onto the
+    forms found before (in a dry run, the forms computed so far)."""
+    corpus = Corpus(root)
+    plan = Plan()
+    entries = list(corpus.entries())
+    plan.errors = [str(e) for e in corpus.errors]
+    entries.sort(key=lambda e: (not e.minimal, not e.shrunk, -e.hits, e.key))
+    forms: list = []
+    for e in entries:
+        if not e.path.is_dir():  # merged away meanwhile (another process)
+            continue
+        try:
+            s = settle(corpus, e.path, time_budget=time_budget, timeout=timeout, reruns=reruns, reshrink=reshrink,
+                       write=write, extra_forms=forms, log=log)
+        except CorpusError as err:
+            plan.errors.append(str(err))
+            continue
+        if not write and s.key is not None and s.key not in {k for k, _ in forms}:
+            forms.append((s.key, s.program))  # nothing re-keyed in a dry run: the next ones try it from here
+        plan.settlements.append(s)
+        if log:
+            log(s.line())
+    return plan
