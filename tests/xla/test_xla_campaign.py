@@ -17,7 +17,7 @@ from fuzz.findings.replay import replay_entry  # noqa: E402
 from fuzz.kinds import render_report  # noqa: E402
 from fuzz.findings.signature import signature  # noqa: E402
 from fuzz.judge.verdict import Outcome  # noqa: E402
-from fuzz.xla import worker  # noqa: E402
+from fuzz.campaign import step_worker as worker  # noqa: E402
 from fuzz.judge.steps import run_step_program  # noqa: E402
 from fuzz.findings.shrink_steps import n_steps  # noqa: E402
 from fuzz.program.step_ir import Block, Step, StepProgram, concat  # noqa: E402
