@@ -43,6 +43,17 @@ def main() -> None:
             per_case["input dtype"][dt] += 1
         for layout in {x.layout for x in p.inputs}:
             per_case["input layout"][layout] += 1
+        aliases = [x.alias for x in p.inputs if x.alias]
+        per_case["aliasing input"]["yes" if aliases else "no"] += 1
+        for a in aliases:
+            per_case["alias view"][a["view"] + (" (per call)" if a.get("calls") else "")] += 1
+        s = p.settings
+        per_case["backward"][str(s.backward)] += 1
+        per_case["fullgraph"][str(s.fullgraph)] += 1
+        for flag in s.dynamo or {"(none)": None}:
+            per_case["Dynamo setting"][flag] += 1
+        per_case["marks named from the end"][str(any(x.mark_negative for x in p.inputs))] += 1
+        per_case["mark_dynamic min/max"][str(any(x.mark_range for x in p.inputs))] += 1
         for o in p.ops:
             tables["op family (per op)"][OPS[o.op].family] += 1
             tables["op (per op)"][o.op] += 1
