@@ -176,9 +176,17 @@ _softmax("log_softmax")
 
 _INT = frozenset(D.INTEGRAL)
 
+
+def _counts(p, rows, dim) -> bool:
+    """rows a count >= 1 (indices are taken modulo it), dim >= 0."""
+    r, d = p.get(rows), p.get(dim)
+    return (isinstance(r, int) and not isinstance(r, bool) and r >= 1
+            and isinstance(d, int) and not isinstance(d, bool) and d >= 0)
+
 _spec("embedding", "nn", lambda a: a.dtype in _INT and a.rank <= 3,
       lambda args: st.fixed_dictionaries({"rows": st.sampled_from([5, 3, 16]), "dim": st.sampled_from([4, 1, 3])}),
-      lambda a, p: None if a.dtype in _INT and a.rank <= 3 else "embedding takes an integer index tensor",
+      lambda a, p: (None if a.dtype in _INT and a.rank <= 3 and _counts(p, "rows", "dim") else
+                    "embedding takes an integer index tensor, and int rows >= 1 and dim >= 0"),
       lambda a, p, out: _fresh(a, out, shape=tuple(a.shape) + (Dim.literal(p["dim"], a.calls),), dtype="float32"),
       lambda x, p, a: (f"F.embedding({x}.long().abs() % {p['rows']}, "
                        f"torch.arange({p['rows'] * p['dim']}, device={x}.device).reshape({p['rows']}, {p['dim']})"
