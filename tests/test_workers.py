@@ -265,7 +265,7 @@ def test_cuda_error_finding_is_not_rerun_in_the_poisoned_process(monkeypatch):
 
     calls = []
     real = runner._run_once
-    monkeypatch.setattr(runner, "_run_once", lambda p, strides: calls.append(p) or real(p, strides))
+    monkeypatch.setattr(runner, "_run_once", lambda p, *checks: calls.append(p) or real(p, *checks))
     v = runner.run_case(program([("relu", ["x0"], {})], backend="fuzz.judge.faults:cuda_error"))
     assert v.outcome.value == "compiled-only-error" and "illegal memory access" in v.message
     assert len(calls) == 1
