@@ -193,3 +193,19 @@ def test_repro_and_runner_agree_on_a_generated_program(backend, tmp_path):
             assert first.startswith(head + v.where.split(" (")[0] + ": values mismatch"), (first, v.summary())
     else:
         assert out.splitlines() == ["OK: compiled and eager agree"]
+
+
+def test_calls_that_alias_inputs_differently_may_compile_apart():
+    """Dynamo guards on input aliasing: a call passing one tensor twice after a
+    call passing a copy compiles anew by design (eager found flagged before)."""
+    a, b = torch.randn(4, 3), torch.randn(5)
+    assert loop.reuse_key([b, a, a], [(0, 0)]) != loop.reuse_key([b, a, a.clone()], [(0, 0)])
+    from fuzz.program.ir import TensorInput
+
+    x0 = TensorInput(name="x0", shape=["s0"], marks=["dynamic"])
+    x1 = TensorInput(name="x1", shape=[4, 3])
+    x2 = TensorInput(name="x2", shape=[4, 3], alias={"of": "x1", "view": "same", "calls": [True, False, True, False]})
+    p = program([("add", ["x1", "x2"], {}), ("relu", ["x0"], {})], inputs=[x0, x1, x2],
+                sizes={"s0": [5, 5, 6, 6]}, backend="eager")
+    p.outputs = ["v0", "v1"]
+    assert runner.run_case(p).outcome is Outcome.OK

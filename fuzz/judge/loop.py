@@ -54,14 +54,21 @@ def _graphs():
 def reuse_key(inputs, dynamic_dims):
     """Calls with equal keys must share one compiled graph: the sizes of every
     dim not marked dynamic, and which marked dims are equal to which (Dynamo
-    gives equal sizes one symbol). None when a marked dim is 0 or 1 (Dynamo
-    specialises those by design) or nothing is marked."""
+    gives equal sizes one symbol), and which inputs alias which. None when a
+    marked dim is 0 or 1 (Dynamo specialises those by design) or nothing is
+    marked."""
     marked = [inputs[i].shape[d] for i, d in dynamic_dims]
     if not marked or min(marked) < 2:
         return None
+    tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
     static = tuple(tuple(n for d, n in enumerate(t.shape) if (i, d) not in dynamic_dims)
                    for i, t in enumerate(inputs) if isinstance(t, torch.Tensor))
-    return static, tuple(marked.index(n) for n in marked)
+    # Dynamo guards on which inputs are one tensor or share storage: a call that
+    # aliases inputs another call did not is a new graph by design.
+    storages = [t.untyped_storage().data_ptr() for t in tensors]
+    aliasing = tuple((next(j for j, u in enumerate(tensors) if u is t), storages.index(p))
+                     for t, p in zip(tensors, storages))
+    return static, tuple(marked.index(n) for n in marked), aliasing
 
 
 def grads(outputs, inputs):
