@@ -320,3 +320,9 @@ def test_pytest_plugin_collects_only_the_corpus(tmp_path, pytester):
     named = pytester.runpytest("-p", "fuzz.pytest_plugin", "--shapefuzz-corpus", str(corpus), "test_here.py",
                                "-p", "no:cacheprovider")
     named.assert_outcomes(skipped=1, failed=1)  # a test file named on the command line still runs
+
+
+def test_one_entry_directory_replays_just_that_entry(corpus, rows):
+    root, keys = corpus
+    (row,) = replay(root / keys[STILL_FAILING], timeout=300)
+    assert row.key == keys[STILL_FAILING] and row.status == rows[keys[STILL_FAILING]].status == STILL_FAILING

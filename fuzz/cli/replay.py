@@ -20,7 +20,7 @@ def add_parser(subparsers):
         "fixed or skipped; 1 some entry changed or could not be run (or, with --fail-on-fixed, is fixed); 2 no "
         "such corpus directory",
     )
-    r.add_argument("corpus", nargs="?", default="corpus", help="corpus directory (default corpus/)")
+    r.add_argument("corpus", nargs="?", default="corpus", help="corpus directory (default corpus/), or one entry's directory")
     r.add_argument("--json", action="store_true", help="print the rows as JSON (progress lines on stderr)")
     r.add_argument("--fail-on-fixed", action="store_true", help="exit 1 when an entry is fixed, too")
     r.add_argument("--timeout", type=parse_duration, default=600.0, help="per subprocess (default 600s)")

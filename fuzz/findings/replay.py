@@ -211,8 +211,10 @@ def replay(corpus_root, *, timeout: float = 600, jobs: int | None = None, python
     root = Path(corpus_root)
     if not root.is_dir():
         raise FileNotFoundError(f"no corpus directory {str(root)!r}")
-    dirs = entry_dirs(root)
-    known = _known_issues(root)
+    if (root / "program.json").is_file():  # one entry, not a corpus: replay just it
+        dirs, known = [root], _known_issues(root.parent)
+    else:
+        dirs, known = entry_dirs(root), _known_issues(root)
     sizing = size_pool(jobs)
     cache_dir = tempfile.mkdtemp(prefix="replay-inductor-cache-")
     rows: dict[Path, ReplayRow] = {}
