@@ -93,9 +93,14 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
         calls_, used = [], set()
         while len(calls_) < max_ops:
             # One span per op, its continue-coin included: the shrinker deletes an op whole.
+            must = len(calls_) < min_ops
             call = d(_op_or_stop(draft, grad_menu if backward else menu, f"v{len(calls_)}",
-                                 must=len(calls_) < min_ops, backward=backward))
+                                 must=must, backward=backward))
             if call is None:
+                from hypothesis import assume
+
+                # nothing drawn so far suits the menu (a narrow `ops=`): not a program of min_ops ops
+                assume(not must)
                 break
             spec = OPS[call.op]
             args = [draft.env[a] for a in call.args]
@@ -226,15 +231,22 @@ def _op_or_stop(d, draft, menu, out, must, backward=False):
 def _draw_op(d, draft, menu, out, backward=False):
     env = draft.env
     values = [env[n] for n in draft.inputs_names + draft.values]
-    a_name = _draw_ref(d, draft)
-    a = env[a_name]
-    # an input that requires grad (or a view of it) cannot be written in place
-    writable = not (backward and a.root in draft.inputs_names)
-    usable = {f: [o for o in specs if o.applicable(a, values) and (writable or not o.mutates)]
-              for f, specs in menu.items()}
-    fam = _draw_usable(d, [f for f in menu for _ in range(FAMILY_WEIGHTS.get(f, 1))], lambda f: bool(usable[f]))
-    if fam is None:
+
+    def usable_for(name):
+        a = env[name]
+        # an input that requires grad (or a view of it) cannot be written in place
+        writable = not (backward and a.root in draft.inputs_names)
+        return {f: [o for o in specs if o.applicable(a, values) and (writable or not o.mutates)]
+                for f, specs in menu.items()}
+
+    # The first operand walks on to one some op of the menu takes: with a narrow
+    # menu (`ops=["mm"]`) the drawn value often suits none. With the full menu
+    # the first candidate always suits, so the draws are as before.
+    a_name = _draw_ref(d, draft, ok=lambda n: any(usable_for(n).values()))
+    if a_name is None:
         return None
+    a, usable = env[a_name], usable_for(a_name)
+    fam = _draw_usable(d, [f for f in menu for _ in range(FAMILY_WEIGHTS.get(f, 1))], lambda f: bool(usable[f]))
     spec = _draw_usable(d, menu[fam], lambda o: o in usable[fam])
     names, args = [a_name], [a]
     while len(names) < spec.arity:
