@@ -87,6 +87,9 @@ RUN_OPTIONS = [
     (["--workers-per-gpu", "2"], ["--workers-per-gpu applies to --device cuda only"]),
     (["--backend", "nosuch"], ["unknown backend 'nosuch'"]),
     (["--no-such-flag"], ["unrecognized arguments"]),
+    (["--ops", "mmm"], ["--ops: no op mmm"]),
+    (["--families", "matrx"], ["--families: no family matrx", "matrix"]),
+    (["--families", "matrix", "--ops", "relu"], ["share no op"]),
 ]
 
 

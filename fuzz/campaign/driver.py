@@ -26,6 +26,8 @@ class CampaignConfig:
     time_limit: float | None = None  # seconds, over all sessions of this state dir
     max_findings: int | None = None  # stop once this many findings (new or known) are logged
     max_ops: int = 6
+    families: tuple | None = None  # op families to draw (None: all)
+    ops: tuple | None = None  # ops to draw (None: all)
     modes: tuple | None = None  # torch.compile modes to sample (None: by device)
     options_menu: str = "auto"  # Inductor flags to sample: auto (by device), cuda, cpu, none
     sanitize: bool = True  # re-run memory-error findings under compute-sanitizer (CUDA, when installed)
@@ -42,8 +44,11 @@ class CampaignConfig:
 
     def identity(self) -> dict:
         """What must match to resume a state dir (not limits or resources)."""
-        return {"backend": self.backend, "device": self.device, "seed": self.seed, "max_ops": self.max_ops,
-                "modes": list(self.resolved_modes()), "options": self.resolved_options()}
+        ident = {"backend": self.backend, "device": self.device, "seed": self.seed, "max_ops": self.max_ops,
+                 "modes": list(self.resolved_modes()), "options": self.resolved_options()}
+        # a narrowed menu draws other programs; named only when set, so older state dirs still resume
+        ident.update({k: list(v) for k, v in (("families", self.families), ("ops", self.ops)) if v})
+        return ident
 
     def kind(self):
         """The program kind the backend judges (fuzz/kinds)."""

@@ -24,6 +24,10 @@ def add_parser(subparsers):
     r.add_argument("--max-findings", type=count(1), default=None,
                    help="stop once this many findings (new or known) are logged, e.g. 1 in CI")
     r.add_argument("--max-ops", type=count(1), default=6)
+    r.add_argument("--families", nargs="+", default=None, metavar="FAMILY",
+                   help="draw ops of these families only, e.g. matrix nn (default: all; `shapefuzz ops` lists them)")
+    r.add_argument("--ops", nargs="+", default=None, metavar="OP",
+                   help="draw these ops only, e.g. mm addmm (default: all; `shapefuzz ops` lists them)")
     r.add_argument("--modes", nargs="+", default=None, type=_mode,
                    help="torch.compile modes to sample, e.g. default max-autotune reduce-overhead "
                    "(default: all four on CUDA, default on CPU)")
@@ -76,6 +80,8 @@ def cmd(args) -> int:
     sizing = size_pool(args.workers, devices, args.workers_per_gpu)
     cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, max_cases=args.max_cases,
                          time_limit=args.time, max_findings=args.max_findings, max_ops=args.max_ops,
+                         families=tuple(args.families) if args.families else None,
+                         ops=tuple(args.ops) if args.ops else None,
                          modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
                          state_dir=args.state or _default_state_dir(args), corpus_dir=args.corpus,
                          workers=sizing.workers, devices=devices, workers_per_gpu=args.workers_per_gpu or 1,
@@ -148,7 +154,30 @@ def _bad_options(args) -> str | None:
     if not is_cuda(args.device) and (args.gpus is not None or args.workers_per_gpu is not None):
         return (f"--{'gpus' if args.gpus is not None else 'workers-per-gpu'} applies to --device cuda only "
                 "(on CPU, --workers N sets the workers)")
-    return missing_device(args.device)
+    why = _bad_menu(args)
+    return why or missing_device(args.device)
+
+
+def _bad_menu(args) -> str | None:
+    """--families / --ops: known names, and only for torch.compile programs."""
+    if not (args.families or args.ops):
+        return None
+    from fuzz.judge.backends import backend
+    from fuzz.program.opdb import OPS
+    from fuzz.program.opspec import FAMILIES
+
+    flag = "--families" if args.families else "--ops"
+    if backend(args.backend).kind != "compiled":
+        return f"{flag} applies to torch.compile backends (the {args.backend} backend draws its own step programs)"
+    bad = sorted(set(args.families or ()) - set(FAMILIES))
+    if bad:
+        return f"--families: no family {', '.join(bad)}; the families are {', '.join(FAMILIES)}"
+    bad = sorted(set(args.ops or ()) - {o.name for o in OPS})
+    if bad:
+        return f"--ops: no op {', '.join(bad)}; `shapefuzz ops` lists them"
+    if args.families and args.ops and not any(OPS[o].family in args.families for o in args.ops):
+        return "--ops and --families share no op: nothing to draw"
+    return None
 
 
 def _after(res, pending_line) -> None:

@@ -80,8 +80,11 @@ class CompiledKind(ProgramKind):
     def strategy(self, cfg):
         from strategies import programs
 
+        from fuzz.program.opspec import FAMILIES
+
         return programs(backend=cfg.backend, device=cfg.device, max_ops=cfg.max_ops,
-                        modes=cfg.resolved_modes(), options_menu=cfg.resolved_options())
+                        modes=cfg.resolved_modes(), options_menu=cfg.resolved_options(),
+                        families=cfg.families or FAMILIES, ops=cfg.ops)
 
 
 
