@@ -23,12 +23,14 @@ REFLECT = "fuzz.planted:wrong_on_odd_reflect"
 COMBINED = "tests.planted_extra:combined"
 
 
-def first_finding(strategy_kw, seed, min_ops, count=60):
+def first_finding(strategy_kw, seed, min_ops, count=100):
+    """The first drawn program of >= min_ops ops with a reflect pad that the planted
+    backend gets wrong (only such programs are judged: the rest cannot be findings)."""
     from fuzz.campaign.generate import generate
     from strategies import programs
 
     for p in generate(programs(**strategy_kw), seed_=seed, count=count):
-        if len(p.ops) < min_ops:
+        if len(p.ops) < min_ops or not any(o.op == "pad" and o.params["mode"] == "reflect" for o in p.ops):
             continue
         v = run_case(p, rerun=False)
         if v.is_finding:
@@ -52,7 +54,7 @@ def assert_minimal_reflect(r: ShrinkResult):
 
 def test_reflect_finding_shrinks_to_its_minimal_form():
     # a 6-op, 3-input finding drawn from the pad family (its signature's families are "pad")
-    p, v = first_finding(dict(backend=REFLECT, families=("pad",)), seed=0, min_ops=4)
+    p, v = first_finding(dict(backend=REFLECT, families=("pad",)), seed=2, min_ops=4)
     assert len(p.ops) >= 4 and len(p.inputs) >= 2
     r = shrink(p, signature(v, p).key, time_budget=120)
     assert_minimal_reflect(r)
@@ -65,7 +67,8 @@ def test_reflect_finding_shrinks_to_its_minimal_form():
 def test_relaxed_families_reach_the_minimal_form_from_a_mixed_program():
     # a value outcome's signature names the op families, so the pinned key keeps
     # one op per family; relax_families lets the other families go
-    p, v = first_finding(dict(backend=REFLECT), seed=2, min_ops=4)
+    p, v = first_finding(dict(backend=REFLECT, families=("pointwise", "binary", "pad", "view", "reduction")),
+                         seed=1, min_ops=4)
     key = signature(v, p).key
     assert "families: pad |" not in signature(v, p).text
     relaxed = shrink(p, key, time_budget=120, relax_families=True)
@@ -307,3 +310,19 @@ def test_a_crash_is_shrunk_in_the_sandbox(tmp_path):
         r = shrink(p, signature(v, p).key, evaluate=evaluate, reruns=1, time_budget=240)
     assert r.reproduced and r.verdict.outcome is Outcome.CRASH and r.signature.key == signature(v, p).key
     assert r.ops_after == 1 and r.program.calls == 1 and r.program.sizes == {"s0": [5]}
+
+
+def test_aliasing_backward_fullgraph_and_dynamo_settings_go_when_the_bug_needs_none():
+    x0 = TensorInput(name="x0", shape=["s0"], marks=["static"], mark_negative=True)
+    x1 = TensorInput(name="x1", shape=["s0"], alias={"of": "x0", "view": "same", "calls": [True, False, True]})
+    p = program([("relu", ["x0"], {}), ("add", ["v0", "x1"], {})], inputs=[x0, x1], sizes={"s0": [3, 5, 12]},
+                backend="fuzz.planted:corrupt_large")
+    p.settings.backward, p.settings.fullgraph = True, True
+    p.settings.dynamo = {"capture_scalar_outputs": True}
+    typecheck(p)
+    v = run_case(p, rerun=False)
+    assert v.is_finding
+    r = shrink(p, signature(v, p).key, time_budget=120)
+    q = r.program
+    assert r.reproduced and all(x.alias is None and not x.mark_negative for x in q.inputs)
+    assert (q.settings.backward, q.settings.fullgraph, q.settings.dynamo) == (False, False, {})

@@ -106,6 +106,8 @@ def _value_cost(v) -> int:
 
 def _input_cost(x: TensorInput) -> int:
     c = (x.dtype != "float32") + 2 * (x.layout != "contiguous") + (x.layout_dim != 0) + (x.scale != 1.0)
+    c += (x.offset != 3) + (x.step != 2) + bool(x.perm) + x.mark_negative + len(x.mark_range)
+    c += (3 + bool(x.alias.get("calls"))) if x.alias else 0
     return c + sum(_MARK_COST.get(m, 3) for m in x.marks) + (1 if x.marks else 0)
 
 
@@ -121,6 +123,7 @@ def cost(p: Program) -> tuple:
     s = p.settings
     attrs = sum(_input_cost(x) for x in p.inputs)
     attrs += (s.dynamic is not None) + (s.mode is not None) + len(s.options or {}) + (p.seed != 0)
+    attrs += s.backward + s.fullgraph + len(s.dynamo or {})
     params = sum(_value_cost(c.params) for c in p.ops)
     return (len(p.ops), sum(c.op != NEUTRAL_OP for c in p.ops), len(p.inputs), sum(len(x.shape) for x in p.inputs),
             p.calls, len(p.sizes), sizes, attrs, params, len(p.outputs), _names_off(p), len(canonical(p)))
@@ -392,8 +395,19 @@ def _pass_attrs(p: Program) -> Iterator:
             return _tidy(q)
         if x.dtype != "float32":
             yield f"{x.name}: dtype {x.dtype} -> float32", edit(dtype="float32")
+        if x.alias:
+            yield f"{x.name}: its own storage, not {x.alias['of']}'s", edit(alias=None)
+            if x.alias.get("calls"):
+                yield f"{x.name}: aliased at every call", edit(alias={k: v for k, v in x.alias.items() if k != "calls"})
         if x.layout != "contiguous":
-            yield f"{x.name}: layout {x.layout} -> contiguous", edit(layout="contiguous", layout_dim=0)
+            yield f"{x.name}: layout {x.layout} -> contiguous", edit(layout="contiguous", layout_dim=0, offset=3,
+                                                                     step=2, perm=[])
+        if (x.offset, x.step, x.perm) != (3, 2, []) and x.layout == "contiguous":
+            yield f"{x.name}: unused layout fields reset", edit(offset=3, step=2, perm=[])
+        if x.mark_negative:
+            yield f"{x.name}: marks name dims from the start", edit(mark_negative=False)
+        if x.mark_range:
+            yield f"{x.name}: no mark_dynamic ranges", edit(mark_range={})
         if x.layout_dim:
             yield f"{x.name}: layout_dim -> 0", edit(layout_dim=0)
         if x.marks and any(m != "static" for m in x.marks):
@@ -439,6 +453,19 @@ def _pass_settings(p: Program) -> Iterator:
             q = copy.deepcopy(p)
             del q.settings.options[k]
             yield f"options: drop {k}", q
+    for flag in ("backward", "fullgraph"):
+        if getattr(s, flag):
+            q = copy.deepcopy(p)
+            setattr(q.settings, flag, False)
+            yield f"{flag} -> False", q
+    if s.dynamo:
+        q = copy.deepcopy(p)
+        q.settings.dynamo = {}
+        yield "dynamo settings -> {}", q
+        for k in list(s.dynamo):
+            q = copy.deepcopy(p)
+            del q.settings.dynamo[k]
+            yield f"dynamo settings: drop {k}", q
     if p.seed != 0:
         q = copy.deepcopy(p)
         q.seed = 0
