@@ -30,7 +30,7 @@ def test_loop_imports_only_torch_and_stdlib():
     tree = ast.parse(inspect.getsource(loop))
     names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert names <= {"torch", "time"}, names
+    assert names <= {"torch", "time", "re"}, names
 
 
 def test_repro_embeds_the_loop_verbatim():
@@ -209,3 +209,34 @@ def test_calls_that_alias_inputs_differently_may_compile_apart():
                 sizes={"s0": [5, 5, 6, 6]}, backend="eager")
     p.outputs = ["v0", "v1"]
     assert runner.run_case(p).outcome is Outcome.OK
+
+
+@pytest.mark.parametrize("reason,flagged", [
+    ("0/0: tensor 'x0' size mismatch at index 0. expected 5, actual 7", True),  # a marked dim pinned
+    ("0/0: x0.size()[0] == 5", True),
+    ("0/0: x0.size()[0] < x1.size()[0]  # v0 = x0 + 1", False),  # how dynamic sizes relate: by design
+    ("0/1: tensor 'x0' size mismatch at index 0. expected 1, actual 7", False),  # a graph specialised to 1
+])
+def test_a_recompile_is_flagged_unless_its_guards_are_by_design(monkeypatch, reason, flagged):
+    """A stand-in compiled function makes a new graph at call 1 (same key as call 0)
+    and records `reason` as Dynamo would; the rule decides from the reason."""
+    from torch._dynamo.utils import counters, guard_failures
+
+    p = program(RELU, sizes={"s0": [5, 7, 9]}, marks=["dynamic"])
+    prog = load(p)
+    monkeypatch.setitem(guard_failures, "stand-in", [])
+    calls = []
+
+    def compiled(x):
+        calls.append(1)
+        if len(calls) == 2:
+            counters["stats"]["unique_graphs"] += 1
+            guard_failures["stand-in"].append(reason)
+        return prog.program(x)
+
+    r = loop.run_schedule(compiled, prog.program, prog.make_inputs, prog.mark_inputs, p.calls, compare_outputs,
+                          check_strides=False, dynamic_dims=[(0, 0)])
+    assert (r["status"] == loop.RECOMPILE) is flagged and (r["call"] == 1 if flagged else r["call"] is None)
+    if flagged:
+        v = runner._verdict(p, r)
+        assert v.outcome is Outcome.RECOMPILE and reason in v.message

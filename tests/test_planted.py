@@ -82,7 +82,9 @@ def test_campaign_finds_each_planted_bug(tmp_path, backend, expected):
     print(f"{backend}: first finding after {summary['cases']} cases")
 
 
-@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+# aot_eager is not here: it has real divergences (seed 7, torch 2.13 CPU: F.dropout's identity
+# return cloned by AOTAutograd, pytorch#115249; an output stride order on an overlapping input).
+@pytest.mark.parametrize("backend", ["eager"])
 def test_correct_backends_give_no_findings_over_300_cases(tmp_path, backend):
     summary, findings = _campaign(tmp_path, backend, seed=7, max_cases=300)
     assert summary["cases"] == 300

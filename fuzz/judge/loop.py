@@ -8,6 +8,7 @@ argument for the same reason. `run_schedule` returns plain data; the runner
 turns it into a Verdict, the repro prints `describe`'s lines.
 """
 
+import re
 import time
 
 import torch
@@ -49,6 +50,30 @@ def _graphs():
     from torch._dynamo.utils import counters
 
     return counters["stats"]["unique_graphs"]
+
+
+def _guard_failures():
+    """Every guard-failure reason Dynamo has recorded, in order."""
+    from torch._dynamo.utils import guard_failures
+
+    return [r for reasons in list(guard_failures.values()) for r in reasons]
+
+
+_RELATION = re.compile(r"^(\d+/\d+: )?[^=!]*\b(size|stride)\(\)\[\d+\][^=!]*(<=?|>=?)[^=!]*$")
+
+
+# the graph an earlier call of size 0 or 1 got (specialised by design) does not fit this call
+_ZERO_ONE = re.compile(r"size mismatch at index \d+\. expected [01], actual")
+
+
+def relational_only(reasons):
+    """True when every reason is an inequality over sizes or strides (x.size()[1] <
+    x.size()[2]), or the miss of a graph specialised to a size 0 or 1: Dynamo
+    may guard on how dynamic sizes relate, so a call on the other side of such
+    a relation compiles anew by design. A size pinned to another value ("size
+    mismatch ... expected 31", "== 5") is not."""
+    guards = [str(r).split("#")[0].strip() for r in reasons]  # after "#": the source line that made it
+    return bool(guards) and all((_RELATION.match(g) and "mismatch" not in g) or _ZERO_ONE.search(g) for g in guards)
 
 
 def reuse_key(inputs, dynamic_dims):
@@ -120,6 +145,7 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
         mark_inputs(*inputs)
         actual = compiled_error = None
         graphs_before = _graphs() if dynamic_dims else 0
+        reasons_before = len(_guard_failures()) if dynamic_dims else 0
         t = time.perf_counter()
         try:
             actual = compiled(*inputs)
@@ -166,8 +192,10 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
         if dynamic_dims:
             key = reuse_key(inputs, dynamic_dims)
             graphs_after = _graphs()
-            if key is not None and key in seen_keys and graphs_after > graphs_before:
-                result.update(here, status=RECOMPILE, graphs=(graphs_before, graphs_after))
+            reasons = _guard_failures()[reasons_before:]
+            if (key is not None and key in seen_keys and graphs_after > graphs_before
+                    and not relational_only(reasons)):
+                result.update(here, status=RECOMPILE, graphs=(graphs_before, graphs_after), guards=reasons)
                 return result
             seen_keys.add(key)
     return result
@@ -228,6 +256,7 @@ def describe(result, schedule):
         before, after = result["graphs"]
         lines.append(f"{at}: compiled {after - before} new graph(s) although an earlier call had the same static "
                      "sizes and its marked-dynamic dims were all >= 2")
+        lines += [f"  failed guard: {r}" for r in result.get("guards") or []]
     problems = [("output", *bad) for bad in result["bad_outputs"]] + [("input", *bad) for bad in result["bad_inputs"]]
     for where, i, kind, detail in problems:
         lines.append(f"{at}: {where} {i}: {kind} mismatch {detail}")

@@ -103,7 +103,8 @@ def _verdict(p: Program, r: dict) -> Verdict:
         before, after = r["graphs"]
         return Verdict(outcome=Outcome.RECOMPILE, stage=Stage.COMPILE, where="graphs",
                        message=f"{after - before} new graph(s) at a call whose static sizes an earlier call had, "
-                               f"every marked-dynamic dim >= 2; marked: {_marks_text(p)}",
+                               f"every marked-dynamic dim >= 2; marked: {_marks_text(p)}"
+                               + "".join(f"; failed guard: {g}" for g in (r.get("guards") or [])[:3]),
                        numbers={"graphs": after}, **at)
     if r["bad_outputs"]:
         i, kind, detail = r["bad_outputs"][0]

@@ -165,7 +165,7 @@ if __name__ == "__main__":
 '''
 
 # Imports the repro's head has; the embedded modules' own are dropped.
-_HEAD_IMPORTS = ("import sys", "import time", "import torch")
+_HEAD_IMPORTS = ("import re", "import sys", "import time", "import torch")
 
 
 def _embedded(module) -> str:
@@ -190,6 +190,6 @@ def repro_source(p: Program, title: str = "") -> str:
             "Runs the program eagerly (and in float64 as a reference) and compiled over the",
             "size schedule; exits 1 when compiled and eager disagree, 0 when they agree,",
             "77 when this machine lacks its device.", '"""',
-            "import sys", "import time"] + imports
+            "import re", "import sys", "import time"] + imports
     return ("\n".join(head) + "\n" + module_source(p) + "\n\n" + compare_source() + "\n\n" + loop_source()
             + _MAIN.format(compile_expr=compile_expr))
