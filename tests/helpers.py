@@ -9,7 +9,7 @@ from fuzz.program.ir import OpCall, Program, RunSettings, TensorInput
 def draw_programs(n: int, seed: int = 0, **kw) -> list[Program]:
     from strategies import programs
 
-    return list(generate(programs(**kw), seed_=seed, count=n))
+    return list(generate(programs(**kw), seed_=seed, count=n, batch_size=min(n, 100)))
 
 
 def program(ops, *, shape=("s0",), sizes=None, marks=None, backend="aot_eager", dtype="float32", outputs=None,

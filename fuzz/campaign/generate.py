@@ -23,14 +23,17 @@ from fuzz.program.ir import Program
 BATCH = 100
 
 
-def generate(strategy, *, seed_: int = 0, count: int | None = None, skip: int = 0) -> Iterator[Program]:
+def generate(strategy, *, seed_: int = 0, count: int | None = None, skip: int = 0,
+             batch_size: int = BATCH) -> Iterator[Program]:
     """Yield distinct programs from `strategy`: batch b uses Hypothesis seed
-    (seed_, b). `skip` drops the first programs (to resume a campaign)."""
+    (seed_, b). `skip` drops the first programs (to resume a campaign).
+    `batch_size` is part of the stream: campaigns keep the default; a caller
+    wanting a few programs asks for smaller batches rather than draw 100."""
     seen: set[str] = set()
     produced = 0
     batch = 0
     while count is None or produced < count:
-        for p in _batch(strategy, seed_, batch):
+        for p in _batch(strategy, seed_, batch, batch_size):
             key = hashlib.sha1(p.to_json(sort_keys=True).encode()).hexdigest()
             if key in seen:
                 continue
@@ -64,11 +67,11 @@ def no_local_constants():
         cache.cache.clear()
 
 
-def _batch(strategy, seed_: int, batch: int) -> list[Program]:
+def _batch(strategy, seed_: int, batch: int, size: int = BATCH) -> list[Program]:
     out: list[Program] = []
 
     @seed(seed_ * 1_000_003 + batch)
-    @settings(max_examples=BATCH, database=None, phases=[Phase.generate], deadline=None,
+    @settings(max_examples=size, database=None, phases=[Phase.generate], deadline=None,
               suppress_health_check=list(HealthCheck))
     @given(strategy)
     def collect(p):
