@@ -76,6 +76,15 @@ def relational_only(reasons):
     return bool(guards) and all((_RELATION.match(g) and "mismatch" not in g) or _ZERO_ONE.search(g) for g in guards)
 
 
+def _storage_key(t):
+    """What identifies t's storage: its address, or on a device without one
+    (torch_xla) the tensor itself."""
+    try:
+        return t.untyped_storage().data_ptr()
+    except RuntimeError:
+        return id(t)
+
+
 def reuse_key(inputs, dynamic_dims):
     """Calls with equal keys must share one compiled graph: the sizes of every
     dim not marked dynamic, and which marked dims are equal to which (Dynamo
@@ -90,7 +99,7 @@ def reuse_key(inputs, dynamic_dims):
                    for i, t in enumerate(inputs) if isinstance(t, torch.Tensor))
     # Dynamo guards on which inputs are one tensor or share storage: a call that
     # aliases inputs another call did not is a new graph by design.
-    storages = [t.untyped_storage().data_ptr() for t in tensors]
+    storages = [_storage_key(t) for t in tensors]
     aliasing = tuple((next(j for j, u in enumerate(tensors) if u is t), storages.index(p))
                      for t, p in zip(tensors, storages))
     return static, tuple(marked.index(n) for n in marked), aliasing
