@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-xla.sh   # skips the install when .venv-xla already has torch_xla
-PJRT_DEVICE=CPU .venv-xla/bin/python -m pytest -q tests/xla
+PJRT_DEVICE=CPU .venv-xla/bin/python -m pytest -q -n "${SHAPEFUZZ_TEST_WORKERS:-auto}" tests/xla
