@@ -163,3 +163,17 @@ def test_an_output_that_aliases_a_wrongly_mutated_input_is_that_input_bug():
         keys.append(minimal_signature(r.verdict, r.program).key)
         assert minimal_signature(r.verdict, r.program).text.startswith("input-mutation-mismatch | input | needs: ")
     assert len(set(keys)) == 1
+
+
+def test_a_dry_run_after_a_settled_entry_shrinks_the_next_one(tmp_path, capsys):
+    """A settled (re-keyed) entry is a known form for the shrinks after it; the
+    dry run once offered it without its program and crashed."""
+    c = Corpus(tmp_path)
+    pad = [("pad", ["x0"], {"mode": "constant", "pad": [1, 2], "value": 0.0}), ("relu", ["v0"], {})]
+    record(c, pad, backend="fuzz.planted:storage_error_on_pad")  # another outcome: not a form for the next
+    assert cli([str(tmp_path), "--reruns", "1", "--time-budget", "60"]) == 0
+    record(c, [("relu", ["x0"], {})])
+    capsys.readouterr()
+    assert cli([str(tmp_path), "--dry-run", "--json", "--reruns", "1", "--time-budget", "60"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["dry_run"] and out["entries_before"] == 2 and out["entries_after"] == 2

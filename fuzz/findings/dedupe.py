@@ -34,6 +34,7 @@ class Settlement:
     evaluations: int = 0
     reason: str = ""  # why it stays as it is, when it does
     program: object = field(default=None, repr=False)  # the minimal program (key's), when there is one
+    verdict: object = field(default=None, repr=False)  # its verdict
 
     def line(self) -> str:
         if self.key is None:
@@ -48,14 +49,17 @@ class Settlement:
 
 def known_forms(corpus: Corpus, entry: Entry, extra: list | None = None) -> list[tuple[str, object]]:
     """(minimal key, program) of the re-keyed entries `entry` could turn out to
-    be: the same kind of program, outcome and device type; most hits first."""
-    def like(e) -> bool:
-        return (e.minimal and e.key != entry.key and outcome_class(e.verdict) == outcome_class(entry.verdict)
-                and type(e.program) is type(entry.program) and e.program.device_type() == entry.program.device_type())
+    be: the same kind of program, outcome and device type; most hits first.
+    `extra`: (key, program, verdict) of forms found but not written (a dry run)."""
+    def like(key, program, verdict) -> bool:
+        return (program is not None and key != entry.key
+                and outcome_class(verdict) == outcome_class(entry.verdict)
+                and type(program) is type(entry.program) and program.device_type() == entry.program.device_type())
 
-    forms = sorted((e for e in corpus.entries() if like(e)), key=lambda e: -e.hits)
+    forms = sorted((e for e in corpus.entries() if e.minimal and like(e.key, e.program, e.verdict)),
+                   key=lambda e: -e.hits)
     out = [(e.key, e.program) for e in forms]
-    return out + [(k, p) for k, p in (extra or []) if k not in {x for x, _ in out}]
+    return out + [(k, p) for k, p, v in (extra or []) if like(k, p, v) and k not in {x for x, _ in out}]
 
 
 def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: float = 300.0,
@@ -68,7 +72,7 @@ def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: fl
     entry = corpus.load(entry_dir)
     out = Settlement(source=entry.key)
     if entry.minimal and not reshrink:
-        out.key, out.path = entry.key, entry.path
+        out.key, out.path, out.program, out.verdict = entry.key, entry.path, entry.program, entry.verdict
         return out
     program, verdict = entry.program, entry.verdict
     kind = kind_of(program)
@@ -86,7 +90,7 @@ def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: fl
             return out
         program, verdict = res.program, res.verdict
     sig = minimal_signature(verdict, program)
-    out.key, out.program = sig.key, program
+    out.key, out.program, out.verdict = sig.key, program, verdict
     target = corpus.path_of(sig.key)
     out.merged = target.is_dir() and target != entry.path
     if not write:
@@ -139,8 +143,8 @@ def dedupe(root, *, write: bool = True, time_budget: float = 300.0, timeout: flo
         except CorpusError as err:
             plan.errors.append(str(err))
             continue
-        if not write and s.key is not None and s.key not in {k for k, _ in forms}:
-            forms.append((s.key, s.program))  # nothing re-keyed in a dry run: the next ones try it from here
+        if not write and s.key is not None and s.program is not None and s.key not in {k for k, _, _ in forms}:
+            forms.append((s.key, s.program, s.verdict))  # nothing re-keyed in a dry run: the next ones try it from here
         plan.settlements.append(s)
         if log:
             log(s.line())
