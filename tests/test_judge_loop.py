@@ -240,3 +240,19 @@ def test_a_recompile_is_flagged_unless_its_guards_are_by_design(monkeypatch, rea
     if flagged:
         v = runner._verdict(p, r)
         assert v.outcome is Outcome.RECOMPILE and reason in v.message
+
+
+def test_strides_are_judged_unless_eager_returns_an_overlapping_view():
+    def make_inputs(call, fp64=False):
+        g = torch.Generator().manual_seed(call)
+        return [torch.randn(4, 3 + call, generator=g, dtype=torch.float64 if fp64 else torch.float32)]
+
+    def judge(eager_out, compiled_out):
+        r = loop.run_schedule(lambda x: (compiled_out(x),), lambda x: (eager_out(x),), make_inputs,
+                              lambda x: None, 2, compare_outputs, check_strides=True)
+        return r["status"]
+
+    expanded = lambda x: x[:1].expand(4, x.shape[1])  # noqa: E731 - stride 0: addresses a row four times
+    assert judge(expanded, lambda x: expanded(x).contiguous()) == loop.AGREE
+    transposed = lambda x: x.t()  # noqa: E731
+    assert judge(transposed, lambda x: x.t().contiguous()) == loop.STRIDE
