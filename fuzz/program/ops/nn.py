@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fuzz.program import dtypes as D
 from fuzz.program.opspec import OpSpec
-from fuzz.program.ops.common import OPS, _dim_in, _fresh
+from fuzz.program.ops.common import OPS, _dim_in, _fresh, _view
 from fuzz.program.ops.common_gen import dim_text, weight
 from fuzz.program.symbolic import Dim
 
@@ -196,5 +196,7 @@ _spec("embedding", "nn", lambda a: a.dtype in _INT and a.rank <= 3,
 _spec("dropout0", "nn", lambda a: a.dtype in _FLOAT,
       lambda args: st.booleans().map(lambda t: {"training": t}),
       lambda a, p: None if a.dtype in _FLOAT else "dropout takes a floating tensor",
-      lambda a, p, out: _fresh(a, out), lambda x, p, a: f"F.dropout({x}, p=0.0, training={p['training']})",
-      api="F.dropout", doc="dropout with p=0: the identity, through the random-op path")
+      # eager returns its input itself: the result shares the input's storage (a backward case
+      # may not write it in place; AOTAutograd's clone instead is pytorch#115249)
+      lambda a, p, out: _view(a, a.shape), lambda x, p, a: f"F.dropout({x}, p=0.0, training={p['training']})",
+      api="F.dropout", doc="dropout with p=0: the identity (eager returns its input), through the random-op path")
