@@ -435,6 +435,18 @@ def _pass_params(p: Program) -> Iterator:
                 yield f"op {i} {c.op}: {k} {v!r} -> {w!r}", q
 
 
+def _dict_drops(p: Program, field: str, label: str) -> Iterator:
+    """A settings dict (Inductor options, Dynamo config) emptied, then each key dropped."""
+    if getattr(p.settings, field):
+        q = copy.deepcopy(p)
+        setattr(q.settings, field, {})
+        yield f"{label} -> {{}}", q
+        for k in list(getattr(p.settings, field)):
+            q = copy.deepcopy(p)
+            del getattr(q.settings, field)[k]
+            yield f"{label}: drop {k}", q
+
+
 def _pass_settings(p: Program) -> Iterator:
     s = p.settings
     if s.dynamic is not None:
@@ -445,27 +457,13 @@ def _pass_settings(p: Program) -> Iterator:
         q = copy.deepcopy(p)
         q.settings.mode = None
         yield f"mode {s.mode} -> None", q
-    if s.options:
-        q = copy.deepcopy(p)
-        q.settings.options = {}
-        yield "options -> {}", q
-        for k in list(s.options):
-            q = copy.deepcopy(p)
-            del q.settings.options[k]
-            yield f"options: drop {k}", q
+    yield from _dict_drops(p, "options", "options")
     for flag in ("backward", "fullgraph"):
         if getattr(s, flag):
             q = copy.deepcopy(p)
             setattr(q.settings, flag, False)
             yield f"{flag} -> False", q
-    if s.dynamo:
-        q = copy.deepcopy(p)
-        q.settings.dynamo = {}
-        yield "dynamo settings -> {}", q
-        for k in list(s.dynamo):
-            q = copy.deepcopy(p)
-            del q.settings.dynamo[k]
-            yield f"dynamo settings: drop {k}", q
+    yield from _dict_drops(p, "dynamo", "dynamo settings")
     if p.seed != 0:
         q = copy.deepcopy(p)
         q.seed = 0
