@@ -214,11 +214,11 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
         if dynamic_dims:
             key = reuse_key(inputs, dynamic_dims)
             graphs_after = _graphs()
-            reasons = _guard_failures()[reasons_before:]
-            if (key is not None and key in seen_keys and graphs_after > graphs_before
-                    and not relational_only(reasons)):
-                result.update(here, status=RECOMPILE, graphs=(graphs_before, graphs_after), guards=reasons)
-                return result
+            if key is not None and key in seen_keys and graphs_after > graphs_before:
+                reasons = _guard_failures()[reasons_before:]  # read only when a graph was added
+                if not relational_only(reasons):
+                    result.update(here, status=RECOMPILE, graphs=(graphs_before, graphs_after), guards=reasons)
+                    return result
             seen_keys.add(key)
     return result
 
