@@ -256,3 +256,29 @@ def test_strides_are_judged_unless_eager_returns_an_overlapping_view():
     assert judge(expanded, lambda x: expanded(x).contiguous()) == loop.AGREE
     transposed = lambda x: x.t()  # noqa: E731
     assert judge(transposed, lambda x: x.t().contiguous()) == loop.STRIDE
+
+
+def test_relational_only_guards_are_by_design():
+    from fuzz.judge.loop import relational_only
+
+    by_design = [["0/0: x0.size()[1] < x0.size()[2]  # v0 = ..."],
+                 ["0/0: 2 <= x0.size()[0] <= 3  # v0 = x0.narrow(0, 0, x0.shape[-1] // 2)"],  # a chained bound
+                 ["0/1: x1.stride()[0] >= 4"],
+                 ["0/0: tensor 'x0' size mismatch at index 0. expected 1, actual 7"]]  # a 0/1-specialised graph
+    for reasons in by_design:
+        assert relational_only(reasons), reasons
+    not_by_design = [[], ["0/0: x0.size()[0] == 5"], ["0/0: 2 <= x0.size()[0] != 3"],
+                     ["0/0: tensor 'x0' size mismatch at index 0. expected 31, actual 5"],
+                     ["0/0: x0.size()[1] < x0.size()[2]", "0/0: x0.size()[0] == 5"]]
+    for reasons in not_by_design:
+        assert not relational_only(reasons), reasons
+
+
+def test_calls_on_views_of_other_sized_bases_may_compile_apart():
+    """Dynamo guards on the sizes of a view input's base, which no mark makes
+    dynamic (a GPU campaign flagged `((-1) + x1._base.size()[2]) // 3 == 1`)."""
+    x = torch.randn(6, 4)[:, :2]
+    same_base = torch.randn(6, 4)[:, :2]
+    other_base = torch.randn(6, 7)[:, :2]
+    assert loop.reuse_key([x], [(0, 0)]) == loop.reuse_key([same_base], [(0, 0)])
+    assert loop.reuse_key([x], [(0, 0)]) != loop.reuse_key([other_base], [(0, 0)])

@@ -72,21 +72,29 @@ def _guard_failures():
     return [r for reasons in list(guard_failures.values()) for r in reasons]
 
 
-_RELATION = re.compile(r"^(\d+/\d+: )?[^=!]*\b(size|stride)\(\)\[\d+\][^=!]*(<=?|>=?)[^=!]*$")
+_SIZE = re.compile(r"\b(size|stride)\(\)\[\d+\]")
 
 
 # the graph an earlier call of size 0 or 1 got (specialised by design) does not fit this call
 _ZERO_ONE = re.compile(r"size mismatch at index \d+\. expected [01], actual")
 
 
+def _relational(guard):
+    """An inequality over sizes or strides, chained or not: x.size()[1] <
+    x.size()[2], 2 <= x.size()[0] <= 3. Not an equality (== 5, !=)."""
+    return bool(_SIZE.search(guard)) and re.search(r"[<>]", guard) is not None \
+        and not re.search(r"==|!=|mismatch", guard)
+
+
 def relational_only(reasons):
     """True when every reason is an inequality over sizes or strides (x.size()[1] <
-    x.size()[2]), or the miss of a graph specialised to a size 0 or 1: Dynamo
-    may guard on how dynamic sizes relate, so a call on the other side of such
-    a relation compiles anew by design. A size pinned to another value ("size
-    mismatch ... expected 31", "== 5") is not."""
+    x.size()[2], 2 <= x.size()[0] <= 3), or the miss of a graph specialised to a
+    size 0 or 1: Dynamo may guard on how dynamic sizes relate to each other and
+    to bounds, so a call on the other side of such a relation compiles anew by
+    design. A size pinned to another value ("size mismatch ... expected 31",
+    "== 5") is not."""
     guards = [str(r).split("#")[0].strip() for r in reasons]  # after "#": the source line that made it
-    return bool(guards) and all((_RELATION.match(g) and "mismatch" not in g) or _ZERO_ONE.search(g) for g in guards)
+    return bool(guards) and all(_relational(g) or _ZERO_ONE.search(g) for g in guards)
 
 
 def _storage_key(t):
@@ -100,22 +108,24 @@ def _storage_key(t):
 
 def reuse_key(inputs, dynamic_dims):
     """Calls with equal keys must share one compiled graph: the sizes of every
-    dim not marked dynamic, and which marked dims are equal to which (Dynamo
-    gives equal sizes one symbol), and which inputs alias which. None when a
-    marked dim is 0 or 1 (Dynamo specialises those by design) or nothing is
-    marked."""
+    dim not marked dynamic and of the bases of inputs that are views, which
+    marked dims are equal to which (Dynamo gives equal sizes one symbol), and
+    which inputs alias which. None when a marked dim is 0 or 1 (Dynamo
+    specialises those by design) or nothing is marked."""
     marked = [inputs[i].shape[d] for i, d in dynamic_dims]
     if not marked or min(marked) < 2:
         return None
     tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
     static = tuple(tuple(n for d, n in enumerate(t.shape) if (i, d) not in dynamic_dims)
                    for i, t in enumerate(inputs) if isinstance(t, torch.Tensor))
+    # an input that is a view: Dynamo guards on its base's sizes too, which no mark makes dynamic
+    bases = tuple(tuple(t._base.shape) if t._base is not None else None for t in tensors)
     # Dynamo guards on which inputs are one tensor or share storage: a call that
     # aliases inputs another call did not is a new graph by design.
     storages = [_storage_key(t) for t in tensors]
     aliasing = tuple((next(j for j, u in enumerate(tensors) if u is t), storages.index(p))
                      for t, p in zip(tensors, storages))
-    return static, tuple(marked.index(n) for n in marked), aliasing
+    return static, bases, tuple(marked.index(n) for n in marked), aliasing
 
 
 def grads(outputs, inputs):
