@@ -55,3 +55,30 @@ def test_the_probe_changes_generation_without_the_guard(tmp_path, monkeypatch):
                    if x not in {y for q in before for y in json.loads(q)})
     finally:
         sys.modules.pop("shapefuzz_literal_probe2", None)
+
+
+def test_a_checkpoint_resumes_the_same_stream_without_drawing_earlier_batches(monkeypatch):
+    """A resumed campaign draws from the batch of its first unjudged case: the
+    programs after the checkpoint are those of a draw from the start."""
+    records = []
+    full = [p.to_json() for p in gen.generate(_STRATEGY, seed_=4, count=230, batch_size=50,
+                                              on_batch=lambda *r: records.append(r))]
+    assert [r[0] for r in records] == [0, 1, 2, 3, 4] and records[-1][1] >= 230
+    drawn = []
+    real_batch = gen._batch
+    monkeypatch.setattr(gen, "_batch", lambda st_, s, b, n: drawn.append(b) or real_batch(st_, s, b, n))
+    for first_needed in (0, 49, 50, 120, 229):
+        cp = gen.checkpoint(records, first_needed)
+        assert cp.produced <= first_needed < cp.produced + 50
+        drawn.clear()
+        resumed = [p.to_json() for p in gen.generate(_STRATEGY, seed_=4, count=230, batch_size=50, start=cp)]
+        assert resumed == full[cp.produced:]
+        assert drawn[0] == cp.batch == first_needed // 50  # no duplicates in this stream: batches of 50
+
+
+def test_checkpoints_need_every_batch_before_them():
+    """A gap in the records (a lost line) ends the usable checkpoints there."""
+    records = [(0, 50, ["a"]), (2, 150, ["c"])]
+    cp = gen.checkpoint(records, 140)
+    assert (cp.batch, cp.produced, cp.seen) == (1, 50, {"a"})
+    assert gen.checkpoint([], 10) == gen.Checkpoint()

@@ -128,7 +128,9 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
         return types + (["triage"] if cfg.triage and kind.triage is None else [])  # of the shrunk program
 
     def cases():
-        for i, p in enumerate(generate(strategy, seed_=cfg.seed, count=cfg.max_cases)):
+        start = state.generation_start()  # a resume draws from the batch of its first unjudged case
+        for i, p in enumerate(generate(strategy, seed_=cfg.seed, count=cfg.max_cases, start=start,
+                                       on_batch=state.record_batch), start=start.produced):
             if cfg.time_limit is not None and state.elapsed > cfg.time_limit:
                 return
             if cfg.max_findings is not None and len(state.finding_cases) >= cfg.max_findings:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -23,27 +24,58 @@ from fuzz.program.ir import Program
 BATCH = 100
 
 
+@dataclass
+class Checkpoint:
+    """Where generation stands after a whole batch: the next batch, how many
+    programs came before it, and their keys (a program equal to an earlier one
+    is dropped, so resuming needs them)."""
+    batch: int = 0
+    produced: int = 0
+    seen: set = field(default_factory=set)
+
+
 def generate(strategy, *, seed_: int = 0, count: int | None = None, skip: int = 0,
-             batch_size: int = BATCH) -> Iterator[Program]:
+             batch_size: int = BATCH, start: Checkpoint | None = None, on_batch=None) -> Iterator[Program]:
     """Yield distinct programs from `strategy`: batch b uses Hypothesis seed
-    (seed_, b). `skip` drops the first programs (to resume a campaign).
+    (seed_, b). `skip` drops the first programs. `start` resumes at a
+    checkpoint (the first program yielded is number start.produced) instead of
+    drawing every batch before it again; `on_batch(batch, produced, keys)` is
+    told each batch's new keys once it is drawn, to make such checkpoints.
     `batch_size` is part of the stream: campaigns keep the default; a caller
     wanting a few programs asks for smaller batches rather than draw 100."""
-    seen: set[str] = set()
-    produced = 0
-    batch = 0
+    start = start or Checkpoint()
+    seen: set[str] = set(start.seen)
+    produced = start.produced
+    batch = start.batch
     while count is None or produced < count:
+        fresh = []
         for p in _batch(strategy, seed_, batch, batch_size):
             key = hashlib.sha1(p.to_json(sort_keys=True).encode()).hexdigest()
-            if key in seen:
-                continue
-            seen.add(key)
+            if key not in seen:
+                seen.add(key)
+                fresh.append((key, p))
+        if on_batch is not None:
+            on_batch(batch, produced + len(fresh), [k for k, _ in fresh])
+        for _, p in fresh:
             produced += 1
             if produced > skip:
                 yield p
             if count is not None and produced >= count:
                 return
         batch += 1
+
+
+def checkpoint(batches, first_needed: int) -> Checkpoint:
+    """The latest checkpoint from which generation reaches program
+    `first_needed`: `batches` is on_batch's records, (batch, produced, keys),
+    in order from batch 0."""
+    at, produced_before, seen = 0, 0, set()
+    for batch, produced, keys in batches:
+        if batch != at or produced > first_needed:
+            break
+        seen.update(keys)
+        at, produced_before = batch + 1, produced
+    return Checkpoint(at, produced_before, seen)
 
 
 @contextlib.contextmanager

@@ -14,6 +14,10 @@ state_dir/
   lock            held (fcntl.flock) by the one `shapefuzz run` using the
                   dir; it holds that run's pid
   jobs.jsonl      the follow-up jobs on new entries (fuzz/campaign/followup.py)
+  batches.jsonl   one line per generated batch of programs: how many programs
+                  precede the next batch and this batch's program keys, so a
+                  resumed campaign draws again from the batch of its first
+                  unjudged case, not from the first batch
 
 Findings are counted twice over: raw signatures (the provisional keys the
 campaign saw) and distinct bugs (the corpus entries those keys lead to once
@@ -41,7 +45,8 @@ from fuzz.files import write_atomic
 
 LOCK = "lock"
 # The fields each log's records must have, with their types.
-_FIELDS = {"cases.jsonl": {"i": int, "outcome": str}, "findings.jsonl": {"i": int, "outcome": str, "key": str}}
+_FIELDS = {"cases.jsonl": {"i": int, "outcome": str}, "findings.jsonl": {"i": int, "outcome": str, "key": str},
+           "batches.jsonl": {"batch": int, "produced": int, "keys": list}}
 
 
 class StateError(ValueError):
@@ -154,6 +159,7 @@ class CampaignState:
     seconds_total: float = 0.0  # summed worker seconds
     compile_seconds: float = 0.0
     cache_hits: int = 0  # torch_xla cases that reused a cached executable
+    batches: int = 0  # generated batches recorded in batches.jsonl
     elapsed_before: float = 0.0  # wall time of earlier sessions
     session_start: float = field(default_factory=time.monotonic)
     _lock: object = field(default=None, repr=False, compare=False)  # the lock file, held while open
@@ -225,6 +231,24 @@ class CampaignState:
         restarts = snap.get("restarts", {})
         self.restarts.update({k: v for k, v in restarts.items() if isinstance(v, int)}
                              if isinstance(restarts, dict) else {})
+
+    def generation_start(self):
+        """Where generation resumes (fuzz.campaign.generate.Checkpoint): the
+        last recorded batch end at or before the first case not judged yet."""
+        import itertools
+
+        from fuzz.campaign.generate import checkpoint
+
+        records = [(r["batch"], r["produced"], r["keys"]) for r in _read_jsonl(self.path("batches.jsonl"))]
+        self.batches = len(records)
+        return checkpoint(records, next(i for i in itertools.count() if i not in self.done))
+
+    def record_batch(self, batch: int, produced: int, keys: list) -> None:
+        """generate()'s on_batch: the next batch not recorded yet is appended (no
+        fsync: a lost line only makes a resume draw more batches again)."""
+        if batch == self.batches:
+            _append(self.path("batches.jsonl"), {"batch": batch, "produced": produced, "keys": keys}, sync=False)
+            self.batches += 1
 
     def _snapshot_file(self) -> dict:
         return _read_json(self.path("state.json"), _SNAPSHOT_FIX) or {}
