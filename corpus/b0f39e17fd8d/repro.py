@@ -15,7 +15,7 @@ DEVICE = 'cuda'
 # The size schedule: one compiled callable is called once per entry.
 SIZES = [{"s0": 5, "s1": 16, "s2": 4}, {"s0": 6, "s1": 4, "s2": 2}, {"s0": 16, "s1": 7, "s2": 16}, {"s0": 31, "s1": 0, "s2": 8}, {"s0": 3, "s1": 15, "s2": 8}]
 # (input, dim) marked dynamic: calls that keep every other size, these >= 2, reuse one graph.
-DYNAMIC_DIMS = []
+DYNAMIC_DIMS = [(0, 0), (0, 2)]
 DYNAMO_CONFIG = {'capture_scalar_outputs': True}
 # Judge the gradients of a loss of the outputs with respect to the inputs too.
 BACKWARD = True
@@ -55,12 +55,7 @@ def mark_inputs(x0, x1):
 
 def program(x0, x1):
     v0 = F.group_norm(x0, 1)
-    v1 = torch.fmod(v0, v0)
-    v2 = torch.masked_select(v1, (v1 > 0))
-    v3 = F.log_softmax(v0, dim=-4)
-    v4 = x1.flatten(1, 2)
-    v5 = torch.index_select(v4, -1, (((torch.arange(v4.shape[-1], device=v4.device) * 3) + 2) % v4.shape[-1]))
-    return (v2, v3, v5)
+    return (v0,)
 
 
 # The comparison rule (float64 reference, per-dtype tolerance).

@@ -10,10 +10,10 @@ import time
 import torch
 import torch.nn.functional as F
 
-SEED = 42547
+SEED = 0
 DEVICE = 'cuda'
 # The size schedule: one compiled callable is called once per entry.
-SIZES = [{"s0": 7}, {"s0": 16}, {"s0": 7}, {"s0": 9}, {"s0": 6}]
+SIZES = [{"s0": 2}]
 # (input, dim) marked dynamic: calls that keep every other size, these >= 2, reuse one graph.
 DYNAMIC_DIMS = []
 DYNAMO_CONFIG = {}
@@ -36,21 +36,19 @@ def make_inputs(call, fp64=False):
     """The inputs of one call, the same every time; fp64=True gives the float64 reference's."""
     s0 = SIZES[call]['s0']
     g = torch.Generator().manual_seed(SEED * 1000 + call)
-    x0 = make((s0, s0, s0, 1, 4), torch.float32, 0.01, g, fp64).transpose(-1, -2)
+    x0 = make((s0, s0, s0, 1, 1), torch.float32, 1.0, g, fp64)
     return [x0]
 
 
 def mark_inputs(x0):
-    torch._dynamo.maybe_mark_dynamic(x0, 0)
     torch._dynamo.maybe_mark_dynamic(x0, 1)
-    torch._dynamo.maybe_mark_dynamic(x0, 2)
 
 
 def program(x0):
-    v0 = F.softmax(x0, dim=-4)
-    v1 = torch.cat([v0, x0], dim=-4)
-    v3 = v0.index_put(((((torch.arange(v0.shape[-5], device=v0.device) * 2) + 1) % v0.shape[-5]),), torch.tensor(1, dtype=v0.dtype, device=v0.device), accumulate=True)
-    return (v1, v3)
+    v0 = F.softmax(x0, dim=1)
+    v1 = torch.cat([v0, x0], dim=0)
+    v2 = v0.index_put((((torch.arange(v0.shape[-5], device=v0.device) * 0) % v0.shape[-5]),), torch.tensor(1, dtype=v0.dtype, device=v0.device), accumulate=True)
+    return (v1, v2)
 
 
 # The comparison rule (float64 reference, per-dtype tolerance).
@@ -425,7 +423,7 @@ def main():
     for key, value in DYNAMO_CONFIG.items():  # the case's Dynamo settings (where this torch has them)
         if hasattr(torch._dynamo.config, key):
             setattr(torch._dynamo.config, key, value)
-    compiled = torch.compile(program, backend='inductor', dynamic=None, options={**torch._inductor.list_mode_options('reduce-overhead', None), **{'triton.autotune_pointwise': True, 'triton.cudagraphs': True, 'max_autotune_pointwise': True, 'split_reductions': False, 'triton.persistent_reductions': False}})
+    compiled = torch.compile(program, backend='inductor', dynamic=None)
     result = run_schedule(compiled, program, make_inputs, mark_inputs, len(SIZES), compare_outputs, DEVICE,
                           dynamic_dims=DYNAMIC_DIMS, backward=BACKWARD)
     lines, failed = describe(result, SIZES)

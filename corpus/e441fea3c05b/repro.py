@@ -4,15 +4,16 @@ Runs the program eagerly (and in float64 as a reference) and compiled over the
 size schedule; exits 1 when compiled and eager disagree, 0 when they agree,
 77 when this machine lacks its device.
 """
+import re
 import sys
 import time
 import torch
 import torch.nn.functional as F
 
-SEED = 2192
+SEED = 0
 DEVICE = 'cuda'
 # The size schedule: one compiled callable is called once per entry.
-SIZES = [{"s0": 6}, {"s0": 33}, {"s0": 33}]
+SIZES = [{"s0": 1}]
 # (input, dim) marked dynamic: calls that keep every other size, these >= 2, reuse one graph.
 DYNAMIC_DIMS = []
 DYNAMO_CONFIG = {}
@@ -35,7 +36,7 @@ def make_inputs(call, fp64=False):
     """The inputs of one call, the same every time; fp64=True gives the float64 reference's."""
     s0 = SIZES[call]['s0']
     g = torch.Generator().manual_seed(SEED * 1000 + call)
-    x0 = make((), torch.float16, 10.0, g, fp64)
+    x0 = make((), torch.float32, 1.0, g, fp64)
     return [x0]
 
 
@@ -45,12 +46,8 @@ def mark_inputs(x0):
 
 def program(x0):
     v0 = F.dropout(x0, p=0.0, training=False)
-    v1 = torch.sign(x0)
-    v2 = torch.atan(x0)
-    v3 = x0.zero_()
-    v4 = F.dropout(v1, p=0.0, training=False)
-    v5 = F.dropout(x0, p=0.0, training=False)
-    return (v0, v2, v3, v4, v5)
+    v1 = x0.zero_()
+    return (v0, v1)
 
 
 # The comparison rule (float64 reference, per-dtype tolerance).
@@ -165,17 +162,80 @@ def _graphs():
     return counters["stats"]["unique_graphs"]
 
 
+def _overlapping(t):
+    """Whether t addresses some element twice (an expanded or as_strided layout).
+    Only a view can be that; a compiled result computed from such an input is
+    laid out densely, so its strides cannot match and are not judged."""
+    dims = sorted((s, n) for s, n in zip(t.stride(), t.shape) if n > 1)
+    extent = 0  # elements spanned by the dims of smaller stride
+    for stride, n in dims:
+        if stride <= extent:
+            return True
+        extent += stride * (n - 1)
+    return False
+
+
+def _guard_failures():
+    """Every guard-failure reason Dynamo has recorded, in order."""
+    from torch._dynamo.utils import guard_failures
+
+    return [r for reasons in list(guard_failures.values()) for r in reasons]
+
+
+_SIZE = re.compile(r"\b(size|stride)\(\)\[\d+\]")
+
+
+# the graph an earlier call of size 0 or 1 got (specialised by design) does not fit this call
+_ZERO_ONE = re.compile(r"size mismatch at index \d+\. expected [01], actual")
+
+
+def _relational(guard):
+    """An inequality over sizes or strides, chained or not: x.size()[1] <
+    x.size()[2], 2 <= x.size()[0] <= 3. Not an equality (== 5, !=)."""
+    return bool(_SIZE.search(guard)) and re.search(r"[<>]", guard) is not None \
+        and not re.search(r"==|!=|mismatch", guard)
+
+
+def relational_only(reasons):
+    """True when every reason is an inequality over sizes or strides (x.size()[1] <
+    x.size()[2], 2 <= x.size()[0] <= 3), or the miss of a graph specialised to a
+    size 0 or 1: Dynamo may guard on how dynamic sizes relate to each other and
+    to bounds, so a call on the other side of such a relation compiles anew by
+    design. A size pinned to another value ("size mismatch ... expected 31",
+    "== 5") is not."""
+    guards = [str(r).split("#")[0].strip() for r in reasons]  # after "#": the source line that made it
+    return bool(guards) and all(_relational(g) or _ZERO_ONE.search(g) for g in guards)
+
+
+def _storage_key(t):
+    """What identifies t's storage: its address, or on a device without one
+    (torch_xla) the tensor itself."""
+    try:
+        return t.untyped_storage().data_ptr()
+    except RuntimeError:
+        return id(t)
+
+
 def reuse_key(inputs, dynamic_dims):
     """Calls with equal keys must share one compiled graph: the sizes of every
-    dim not marked dynamic, and which marked dims are equal to which (Dynamo
-    gives equal sizes one symbol). None when a marked dim is 0 or 1 (Dynamo
+    dim not marked dynamic and of the bases of inputs that are views, which
+    marked dims are equal to which (Dynamo gives equal sizes one symbol), and
+    which inputs alias which. None when a marked dim is 0 or 1 (Dynamo
     specialises those by design) or nothing is marked."""
     marked = [inputs[i].shape[d] for i, d in dynamic_dims]
     if not marked or min(marked) < 2:
         return None
+    tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
     static = tuple(tuple(n for d, n in enumerate(t.shape) if (i, d) not in dynamic_dims)
                    for i, t in enumerate(inputs) if isinstance(t, torch.Tensor))
-    return static, tuple(marked.index(n) for n in marked)
+    # an input that is a view: Dynamo guards on its base's sizes too, which no mark makes dynamic
+    bases = tuple(tuple(t._base.shape) if t._base is not None else None for t in tensors)
+    # Dynamo guards on which inputs are one tensor or share storage: a call that
+    # aliases inputs another call did not is a new graph by design.
+    storages = [_storage_key(t) for t in tensors]
+    aliasing = tuple((next(j for j, u in enumerate(tensors) if u is t), storages.index(p))
+                     for t, p in zip(tensors, storages))
+    return static, bases, tuple(marked.index(n) for n in marked), aliasing
 
 
 def grads(outputs, inputs):
@@ -227,6 +287,7 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
         mark_inputs(*inputs)
         actual = compiled_error = None
         graphs_before = _graphs() if dynamic_dims else 0
+        reasons_before = len(_guard_failures()) if dynamic_dims else 0
         t = time.perf_counter()
         try:
             actual = compiled(*inputs)
@@ -265,7 +326,7 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
             return result
         if check_strides:
             for i, (a, e) in enumerate(zip(actual, expected)):
-                if isinstance(a, torch.Tensor) and _strides(a) != _strides(e):
+                if isinstance(a, torch.Tensor) and not _overlapping(e) and _strides(a) != _strides(e):
                     result.update(here, status=STRIDE, strides=(i, a.stride(), e.stride()))
                     return result
         if backward and _judge_grads(result, here, program, make_inputs, call, compare_outputs):
@@ -274,8 +335,10 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
             key = reuse_key(inputs, dynamic_dims)
             graphs_after = _graphs()
             if key is not None and key in seen_keys and graphs_after > graphs_before:
-                result.update(here, status=RECOMPILE, graphs=(graphs_before, graphs_after))
-                return result
+                reasons = _guard_failures()[reasons_before:]  # read only when a graph was added
+                if not relational_only(reasons):
+                    result.update(here, status=RECOMPILE, graphs=(graphs_before, graphs_after), guards=reasons)
+                    return result
             seen_keys.add(key)
     return result
 
@@ -335,6 +398,7 @@ def describe(result, schedule):
         before, after = result["graphs"]
         lines.append(f"{at}: compiled {after - before} new graph(s) although an earlier call had the same static "
                      "sizes and its marked-dynamic dims were all >= 2")
+        lines += [f"  failed guard: {r}" for r in result.get("guards") or []]
     problems = [("output", *bad) for bad in result["bad_outputs"]] + [("input", *bad) for bad in result["bad_inputs"]]
     for where, i, kind, detail in problems:
         lines.append(f"{at}: {where} {i}: {kind} mismatch {detail}")
@@ -358,7 +422,7 @@ def main():
     for key, value in DYNAMO_CONFIG.items():  # the case's Dynamo settings (where this torch has them)
         if hasattr(torch._dynamo.config, key):
             setattr(torch._dynamo.config, key, value)
-    compiled = torch.compile(program, backend='inductor', dynamic=True, fullgraph=True, options={'triton.cudagraphs': True, 'comprehensive_padding': False, 'triton.persistent_reductions': False})
+    compiled = torch.compile(program, backend='inductor', dynamic=None)
     result = run_schedule(compiled, program, make_inputs, mark_inputs, len(SIZES), compare_outputs, DEVICE,
                           dynamic_dims=DYNAMIC_DIMS, backward=BACKWARD)
     lines, failed = describe(result, SIZES)

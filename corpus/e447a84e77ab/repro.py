@@ -4,18 +4,19 @@ Runs the program eagerly (and in float64 as a reference) and compiled over the
 size schedule; exits 1 when compiled and eager disagree, 0 when they agree,
 77 when this machine lacks its device.
 """
+import re
 import sys
 import time
 import torch
 import torch.nn.functional as F
 
-SEED = 361
+SEED = 0
 DEVICE = 'cuda'
 # The size schedule: one compiled callable is called once per entry.
-SIZES = [{"s0": 1}, {"s0": 1}, {"s0": 4}, {"s0": 3}, {"s0": 0}]
+SIZES = [{"s0": 1}]
 # (input, dim) marked dynamic: calls that keep every other size, these >= 2, reuse one graph.
 DYNAMIC_DIMS = []
-DYNAMO_CONFIG = {'capture_dynamic_output_shape_ops': True, 'automatic_dynamic_shapes': False, 'assume_static_by_default': False}
+DYNAMO_CONFIG = {'assume_static_by_default': False}
 # Judge the gradients of a loss of the outputs with respect to the inputs too.
 BACKWARD = False
 
@@ -35,34 +36,19 @@ def make_inputs(call, fp64=False):
     """The inputs of one call, the same every time; fp64=True gives the float64 reference's."""
     s0 = SIZES[call]['s0']
     g = torch.Generator().manual_seed(SEED * 1000 + call)
-    x0 = make((1 + 1 * 2 * 2 * s0 * 2,), torch.int64, 10.0, g, fp64)[1:].view((1, 2, 2, s0, 2))
-    x1 = make((2, 2, 1), torch.float32, 1.0, g, fp64).permute(0, 2, 1)
-    x2 = x0.transpose(-1, -2)
-    if not [True, False, True, False, True][call]:  # this call: a copy, not an alias
-        x2 = x2.clone()
-    return [x0, x1, x2]
+    x0 = make((1, 2, 2, s0, 2), torch.int64, 1.0, g, fp64)
+    x1 = x0.transpose(-1, -2)
+    return [x0, x1]
 
 
-def mark_inputs(x0, x1, x2):
-    torch._dynamo.maybe_mark_dynamic(x0, -4)
-    torch._dynamo.maybe_mark_dynamic(x0, -3)
-    torch._dynamo.mark_dynamic(x0, -2)
-    torch._dynamo.maybe_mark_dynamic(x1, -3)
-    torch._dynamo.maybe_mark_dynamic(x1, -1)
-    torch._dynamo.maybe_mark_dynamic(x2, -4)
-    torch._dynamo.maybe_mark_dynamic(x2, -3)
-    torch._dynamo.mark_dynamic(x2, -1)
+def mark_inputs(x0, x1):
+    pass
 
 
-def program(x0, x1, x2):
-    v0 = x2.zero_()
-    v1 = F.layer_norm(x1, x1.shape[-2:], torch.arange((x1.shape[-2]) * (x1.shape[-1]), device=x1.device).reshape((x1.shape[-2], x1.shape[-1])).to(x1.dtype).mul(0.37).add(0).sin(), torch.arange((x1.shape[-2]) * (x1.shape[-1]), device=x1.device).reshape((x1.shape[-2], x1.shape[-1])).to(x1.dtype).mul(0.48).add(1).sin())
-    x1[..., 1::2, :] = 2.5
-    v2 = x1
-    v3 = torch.scatter(v2, -2, ((torch.arange(v2.shape[-2], device=v2.device) + 1) % v2.shape[-2]).view(1, -1, 1).expand(v2.shape[0], -1, v2.shape[2]), v2.flip(-2))
-    v4 = torch.bincount(x0.flatten().long().abs() % 3)
-    v5 = torch.index_select(x1, -2, ((torch.arange(x1.shape[-2], device=x1.device) + 2) % x1.shape[-2]))
-    return (v0, v1, v3, v4, v5)
+def program(x0, x1):
+    v0 = x1.zero_()
+    v1 = torch.nan_to_num(x0)
+    return (v0, v1)
 
 
 # The comparison rule (float64 reference, per-dtype tolerance).
@@ -177,17 +163,80 @@ def _graphs():
     return counters["stats"]["unique_graphs"]
 
 
+def _overlapping(t):
+    """Whether t addresses some element twice (an expanded or as_strided layout).
+    Only a view can be that; a compiled result computed from such an input is
+    laid out densely, so its strides cannot match and are not judged."""
+    dims = sorted((s, n) for s, n in zip(t.stride(), t.shape) if n > 1)
+    extent = 0  # elements spanned by the dims of smaller stride
+    for stride, n in dims:
+        if stride <= extent:
+            return True
+        extent += stride * (n - 1)
+    return False
+
+
+def _guard_failures():
+    """Every guard-failure reason Dynamo has recorded, in order."""
+    from torch._dynamo.utils import guard_failures
+
+    return [r for reasons in list(guard_failures.values()) for r in reasons]
+
+
+_SIZE = re.compile(r"\b(size|stride)\(\)\[\d+\]")
+
+
+# the graph an earlier call of size 0 or 1 got (specialised by design) does not fit this call
+_ZERO_ONE = re.compile(r"size mismatch at index \d+\. expected [01], actual")
+
+
+def _relational(guard):
+    """An inequality over sizes or strides, chained or not: x.size()[1] <
+    x.size()[2], 2 <= x.size()[0] <= 3. Not an equality (== 5, !=)."""
+    return bool(_SIZE.search(guard)) and re.search(r"[<>]", guard) is not None \
+        and not re.search(r"==|!=|mismatch", guard)
+
+
+def relational_only(reasons):
+    """True when every reason is an inequality over sizes or strides (x.size()[1] <
+    x.size()[2], 2 <= x.size()[0] <= 3), or the miss of a graph specialised to a
+    size 0 or 1: Dynamo may guard on how dynamic sizes relate to each other and
+    to bounds, so a call on the other side of such a relation compiles anew by
+    design. A size pinned to another value ("size mismatch ... expected 31",
+    "== 5") is not."""
+    guards = [str(r).split("#")[0].strip() for r in reasons]  # after "#": the source line that made it
+    return bool(guards) and all(_relational(g) or _ZERO_ONE.search(g) for g in guards)
+
+
+def _storage_key(t):
+    """What identifies t's storage: its address, or on a device without one
+    (torch_xla) the tensor itself."""
+    try:
+        return t.untyped_storage().data_ptr()
+    except RuntimeError:
+        return id(t)
+
+
 def reuse_key(inputs, dynamic_dims):
     """Calls with equal keys must share one compiled graph: the sizes of every
-    dim not marked dynamic, and which marked dims are equal to which (Dynamo
-    gives equal sizes one symbol). None when a marked dim is 0 or 1 (Dynamo
+    dim not marked dynamic and of the bases of inputs that are views, which
+    marked dims are equal to which (Dynamo gives equal sizes one symbol), and
+    which inputs alias which. None when a marked dim is 0 or 1 (Dynamo
     specialises those by design) or nothing is marked."""
     marked = [inputs[i].shape[d] for i, d in dynamic_dims]
     if not marked or min(marked) < 2:
         return None
+    tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
     static = tuple(tuple(n for d, n in enumerate(t.shape) if (i, d) not in dynamic_dims)
                    for i, t in enumerate(inputs) if isinstance(t, torch.Tensor))
-    return static, tuple(marked.index(n) for n in marked)
+    # an input that is a view: Dynamo guards on its base's sizes too, which no mark makes dynamic
+    bases = tuple(tuple(t._base.shape) if t._base is not None else None for t in tensors)
+    # Dynamo guards on which inputs are one tensor or share storage: a call that
+    # aliases inputs another call did not is a new graph by design.
+    storages = [_storage_key(t) for t in tensors]
+    aliasing = tuple((next(j for j, u in enumerate(tensors) if u is t), storages.index(p))
+                     for t, p in zip(tensors, storages))
+    return static, bases, tuple(marked.index(n) for n in marked), aliasing
 
 
 def grads(outputs, inputs):
@@ -239,6 +288,7 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
         mark_inputs(*inputs)
         actual = compiled_error = None
         graphs_before = _graphs() if dynamic_dims else 0
+        reasons_before = len(_guard_failures()) if dynamic_dims else 0
         t = time.perf_counter()
         try:
             actual = compiled(*inputs)
@@ -277,7 +327,7 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
             return result
         if check_strides:
             for i, (a, e) in enumerate(zip(actual, expected)):
-                if isinstance(a, torch.Tensor) and _strides(a) != _strides(e):
+                if isinstance(a, torch.Tensor) and not _overlapping(e) and _strides(a) != _strides(e):
                     result.update(here, status=STRIDE, strides=(i, a.stride(), e.stride()))
                     return result
         if backward and _judge_grads(result, here, program, make_inputs, call, compare_outputs):
@@ -286,8 +336,10 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
             key = reuse_key(inputs, dynamic_dims)
             graphs_after = _graphs()
             if key is not None and key in seen_keys and graphs_after > graphs_before:
-                result.update(here, status=RECOMPILE, graphs=(graphs_before, graphs_after))
-                return result
+                reasons = _guard_failures()[reasons_before:]  # read only when a graph was added
+                if not relational_only(reasons):
+                    result.update(here, status=RECOMPILE, graphs=(graphs_before, graphs_after), guards=reasons)
+                    return result
             seen_keys.add(key)
     return result
 
@@ -347,6 +399,7 @@ def describe(result, schedule):
         before, after = result["graphs"]
         lines.append(f"{at}: compiled {after - before} new graph(s) although an earlier call had the same static "
                      "sizes and its marked-dynamic dims were all >= 2")
+        lines += [f"  failed guard: {r}" for r in result.get("guards") or []]
     problems = [("output", *bad) for bad in result["bad_outputs"]] + [("input", *bad) for bad in result["bad_inputs"]]
     for where, i, kind, detail in problems:
         lines.append(f"{at}: {where} {i}: {kind} mismatch {detail}")
@@ -370,7 +423,7 @@ def main():
     for key, value in DYNAMO_CONFIG.items():  # the case's Dynamo settings (where this torch has them)
         if hasattr(torch._dynamo.config, key):
             setattr(torch._dynamo.config, key, value)
-    compiled = torch.compile(program, backend='inductor', dynamic=True, fullgraph=True, options={**torch._inductor.list_mode_options('reduce-overhead', True), **{'triton.autotune_pointwise': True, 'triton.cudagraphs': True, 'max_autotune_pointwise': True, 'comprehensive_padding': False}})
+    compiled = torch.compile(program, backend='inductor', dynamic=None)
     result = run_schedule(compiled, program, make_inputs, mark_inputs, len(SIZES), compare_outputs, DEVICE,
                           dynamic_dims=DYNAMIC_DIMS, backward=BACKWARD)
     lines, failed = describe(result, SIZES)
