@@ -1,0 +1,153 @@
+"""`shapefuzz run --ray` against a real Ray cluster of three nodes on this
+machine (a head and two workers, `ray start --num-cpus 1` each): a seed gives
+the same cases, outcomes and findings as the run without Ray; a worker node
+killed mid-campaign loses nothing (its cases in flight are judged by another
+node, each case recorded once); a driver killed mid-campaign is resumed by
+the same command."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from raycluster import ROOT, env
+
+pytest.importorskip("ray")
+
+
+def run_cmd(state, corpus, n, backend="aot_eager", seed=1, ray=None, extra=()):
+    cmd = [sys.executable, "-m", "fuzz", "run", "--backend", backend, "--max-cases", str(n), "--seed", str(seed),
+           "--state", str(state), "--corpus", str(corpus), "--no-shrink", "--no-triage", *extra]
+    return cmd + (["--ray", ray] if ray else ["--workers", "1"])
+
+
+def lines(path):
+    out = []
+    if os.path.exists(path):
+        for line in open(path):
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    return out
+
+
+def fresh_corpus(tmp_path, name):
+    d = tmp_path / name
+    d.mkdir()
+    (d / "known_issues.json").write_text(open(os.path.join(ROOT, "corpus", "known_issues.json")).read())
+    return d
+
+
+def outcomes(state):
+    return {c["i"]: c["outcome"] for c in lines(state / "cases.jsonl")}
+
+
+def findings(state):
+    return {(f["i"], f["key"]) for f in lines(state / "findings.jsonl")}
+
+
+def run(cmd, timeout=300):
+    r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=timeout)
+    assert r.returncode in (0, 1), r.stdout[-3000:] + r.stderr[-3000:]
+    return r
+
+
+def three_nodes(cluster):
+    cluster.head(cpus=1)
+    cluster.worker("w1", cpus=1)
+    cluster.worker("w2", cpus=1)
+    cluster.wait_nodes(3)
+
+
+def test_a_seed_gives_the_same_outcomes_and_findings_with_and_without_ray(tmp_path, cluster):
+    """aot_eager, seed 1, 24 cases; then a planted bug (corrupt_large, seed 4) whose findings must match too."""
+    three_nodes(cluster)
+    for backend, seed, n in (("aot_eager", 1, 24), ("fuzz.planted:corrupt_large", 4, 16)):
+        tag = backend.rsplit(":", 1)[-1]
+        ref, st = tmp_path / f"ref-{tag}", tmp_path / f"ray-{tag}"
+        run(run_cmd(ref, fresh_corpus(tmp_path, f"c-ref-{tag}"), n, backend, seed))
+        r = run(run_cmd(st, fresh_corpus(tmp_path, f"c-ray-{tag}"), n, backend, seed, ray=cluster.address))
+        assert sorted(outcomes(ref)) == list(range(n))
+        assert sorted(c["i"] for c in lines(st / "cases.jsonl")) == list(range(n)), "each case judged once"
+        assert outcomes(st) == outcomes(ref), "the same outcome for every case"
+        assert findings(st) == findings(ref), "the same findings"
+        if tag == "corrupt_large":
+            assert findings(ref), "the planted bug is found (the comparison means something)"
+        nodes = {c.get("node") for c in lines(st / "cases.jsonl")}
+        assert len(nodes) == 3 and None not in nodes, f"sharded over the three nodes: {nodes}"
+        snap = json.load(open(st / "state.json"))
+        assert len(snap["nodes"]) == 3 and sum(v["cases"] for v in snap["nodes"].values()) == n
+        assert "ray nodes" in r.stdout and "3 nodes" in r.stdout, r.stdout[-3000:]
+
+
+def test_a_worker_node_killed_mid_campaign_loses_nothing(tmp_path, cluster):
+    n, backend, seed = 30, "fuzz.planted:corrupt_large", 4
+    three_nodes(cluster)
+    ref = tmp_path / "ref"
+    run(run_cmd(ref, fresh_corpus(tmp_path, "c-ref"), n, backend, seed))
+
+    st = tmp_path / "st"
+    proc = subprocess.Popen(run_cmd(st, fresh_corpus(tmp_path, "c"), n, backend, seed, ray=cluster.address),
+                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.time() + 240
+        victim = None
+        while victim is None and proc.poll() is None and time.time() < deadline:
+            by_node = {}
+            for c in lines(st / "cases.jsonl"):
+                by_node[c["node"]] = by_node.get(c["node"], 0) + 1
+            if len(by_node) == 3 and min(by_node.values()) >= 2 and sum(by_node.values()) >= 8:
+                victim = True
+            time.sleep(0.2)
+        assert victim, "every node judged cases before the kill"
+        before = len(lines(st / "cases.jsonl"))
+        cluster.kill("w2")  # a lost machine: raylet, agents, the actor and its sandboxed workers
+        out, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode in (0, 1), out[-4000:]
+    assert before < n, "killed mid-campaign"
+    cases = [c["i"] for c in lines(st / "cases.jsonl")]
+    assert sorted(cases) == list(range(n)), "every case judged exactly once"
+    got = [(f["i"], f["key"]) for f in lines(st / "findings.jsonl")]
+    assert len(got) == len(set(got)), "no finding recorded twice"
+    assert set(got) == findings(ref) and got, "no finding lost"
+    assert outcomes(st) == outcomes(ref)
+    assert "lost" in out and "go to another node" in out, out[-4000:]
+    snap = json.load(open(st / "state.json"))
+    assert snap["restarts"].get("node-lost", 0) >= 1
+    assert sum(1 for v in snap["nodes"].values() if v["state"] == "lost") == 1
+    print(f"killed a node after {before}/{n} cases; {len(cases)} cases, {len(got)} findings; "
+          + out[out.rfind("ray: node"):][:300])
+
+
+def test_the_driver_killed_mid_campaign_resumes_with_the_same_command(tmp_path, cluster):
+    n, backend, seed = 24, "fuzz.planted:corrupt_large", 4
+    cluster.head(cpus=1)
+    cluster.worker("w1", cpus=1)
+    cluster.wait_nodes(2)
+    st, corpus = tmp_path / "st", fresh_corpus(tmp_path, "c")
+    cmd = run_cmd(st, corpus, n, backend, seed, ray=cluster.address)
+    proc = subprocess.Popen(cmd, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.time() + 240
+    while len(lines(st / "cases.jsonl")) < 6 and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.1)
+    assert proc.poll() is None, "finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)  # the driver only: Ray ends its actors, they end their workers
+    proc.wait()
+    killed_at = len(lines(st / "cases.jsonl"))
+    assert killed_at < n
+    run(cmd)
+    cases = [c["i"] for c in lines(st / "cases.jsonl")]
+    assert sorted(cases) == list(range(n)), "every case judged exactly once over the two sessions"
+    got = [(f["i"], f["key"]) for f in lines(st / "findings.jsonl")]
+    assert len(got) == len(set(got)) and got
