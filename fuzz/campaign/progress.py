@@ -45,10 +45,10 @@ def summary_table(s: dict):
 def nodes_text(nodes: dict, sep: str = "\n") -> str:
     """--ray: each node's cases and cases/s this session, and the total."""
     rows = [f"{name}: {n['cases']} cases, {n['cases_per_second']:.3f}/s, {n['workers']} workers"
-            + ("" if n.get("state") == "up" else f" ({n.get('state')})") for name, n in sorted(nodes.items())]
-    total = sum(n["cases_per_second"] for n in nodes.values() if n.get("state") == "up")
+            + (" (lost)" if n.get("state") == "lost" else "") for name, n in sorted(nodes.items())]
+    total = sum(n["cases_per_second"] for n in nodes.values() if n.get("state") != "lost")
     return sep.join(rows + [f"{len(nodes)} nodes, {sum(n['cases'] for n in nodes.values())} cases, "
-                            f"{total:.3f}/s over the nodes up"])
+                            f"{total:.3f}/s summed over the nodes not lost"])
 
 
 def pending_line(s: dict) -> str:

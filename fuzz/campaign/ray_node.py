@@ -40,9 +40,8 @@ class NodeJudge:
     def info(self) -> dict:
         import ray
 
-        return {"node_id": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(),
-                "ip": ray.util.get_node_ip_address(), "pid": os.getpid(), "workers": self.pool.workers,
-                "sizing": self.pool.sizing.line()}
+        return {"node_id": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(), "pid": os.getpid(),
+                "workers": self.pool.workers, "sizing": self.pool.sizing.line()}
 
     def exchange(self, cases: list, wait: float) -> tuple[list, dict]:
         """Queue `cases` ((case_id, program dict) pairs); return the results completed

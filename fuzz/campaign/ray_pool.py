@@ -119,6 +119,7 @@ class _Node:
     node_id: str
     name: str
     actor: object
+    address: str = "?"
     ref: object = None  # the call outstanding: info() until ready, then exchange()
     ready: bool = False
     workers: int = 0
@@ -127,6 +128,7 @@ class _Node:
     cases: int = 0
     started: float = 0.0  # when it became ready (monotonic)
     ended: float | None = None  # when it was lost or closed
+    lost: bool = False
     restarts: dict = field(default_factory=dict)  # of its WorkerPool, cumulative
 
 
@@ -205,7 +207,8 @@ class RayPool:
                 max_concurrency=1).remote(workers, devices, self.timeout, self.kind.name, self.env,
                                           self.recycle_after)
             name = f"{n.get('NodeManagerHostname') or n.get('NodeManagerAddress')}:{nid[:6]}"
-            node = _Node(node_id=nid, name=name, actor=actor, workers=workers, target=2 * workers)
+            node = _Node(node_id=nid, name=name, actor=actor, workers=workers, target=2 * workers,
+                         address=n.get("NodeManagerAddress", "?"))
             node.ref = actor.info.remote()
             self.nodes[nid] = node
 
@@ -214,7 +217,7 @@ class RayPool:
 
     def _lose(self, node: _Node, error: BaseException) -> None:
         """Its actor is gone: its cases go back to the queue (or, lost too often, become crashes)."""
-        node.ended, node.ref = time.monotonic(), None
+        node.ended, node.ref, node.lost = time.monotonic(), None, True
         self.lost_nodes += 1
         self._node_losses[node.node_id] += 1
         self._lost_at[node.node_id] = time.monotonic()
@@ -288,7 +291,7 @@ class RayPool:
                     continue
                 if not node.ready:  # info(): it is up
                     node.ready, node.started = True, time.monotonic()
-                    self.note(f"ray: node {node.name} up ({got['host']}, {got['ip']}): {self._sizing(node, got)}")
+                    self.note(f"ray: node {node.name} up ({got['host']}, {node.address}): {self._sizing(node, got)}")
                     continue
                 results, node.restarts = got
                 for case_id, verdict, info in results:
@@ -317,7 +320,7 @@ class RayPool:
                 continue  # lost before it judged anything
             up = ((n.ended or now) - n.started) if n.ready else 0.0
             out[n.name] = {"cases": n.cases, "cases_per_second": round(n.cases / up, 4) if up > 0 else 0.0,
-                           "workers": n.workers, "state": "up" if n.ended is None else "lost"}
+                           "workers": n.workers, "state": "lost" if n.lost else "up" if n.ended is None else "done"}
         return out
 
     def unfinished(self) -> list:

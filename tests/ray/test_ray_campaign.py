@@ -57,26 +57,35 @@ def run(cmd, timeout=300):
     return r
 
 
-def three_nodes(cluster):
-    cluster.head(cpus=1)
-    cluster.worker("w1", cpus=1)
-    cluster.worker("w2", cpus=1)
-    cluster.wait_nodes(3)
+PLANTED, PLANTED_SEED, N = "fuzz.planted:corrupt_large", 4, 24  # seed 4: findings in the first cases
 
 
-def test_a_seed_gives_the_same_outcomes_and_findings_with_and_without_ray(tmp_path, cluster):
-    """aot_eager, seed 1, 24 cases; then a planted bug (corrupt_large, seed 4) whose findings must match too."""
-    three_nodes(cluster)
-    for backend, seed, n in (("aot_eager", 1, 24), ("fuzz.planted:corrupt_large", 4, 16)):
-        tag = backend.rsplit(":", 1)[-1]
-        ref, st = tmp_path / f"ref-{tag}", tmp_path / f"ray-{tag}"
-        run(run_cmd(ref, fresh_corpus(tmp_path, f"c-ref-{tag}"), n, backend, seed))
-        r = run(run_cmd(st, fresh_corpus(tmp_path, f"c-ray-{tag}"), n, backend, seed, ray=cluster.address))
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The run without Ray (one sandboxed worker) of (backend, seed, n), once per module."""
+    done = {}
+
+    def get(backend, seed, n):
+        if (backend, seed, n) not in done:
+            d = tmp_path_factory.mktemp("ref")
+            run(run_cmd(d / "st", fresh_corpus(d, "corpus"), n, backend, seed))
+            done[backend, seed, n] = d / "st"
+        return done[backend, seed, n]
+
+    return get
+
+
+def test_a_seed_gives_the_same_outcomes_and_findings_with_and_without_ray(tmp_path, three_nodes, reference):
+    """aot_eager (seed 1, 16 cases), then a planted bug whose findings must match too."""
+    for backend, seed, n in (("aot_eager", 1, 16), (PLANTED, PLANTED_SEED, N)):
+        ref = reference(backend, seed, n)
+        st = tmp_path / f"ray-{seed}"
+        r = run(run_cmd(st, fresh_corpus(tmp_path, f"c-{seed}"), n, backend, seed, ray=three_nodes.address))
         assert sorted(outcomes(ref)) == list(range(n))
         assert sorted(c["i"] for c in lines(st / "cases.jsonl")) == list(range(n)), "each case judged once"
         assert outcomes(st) == outcomes(ref), "the same outcome for every case"
         assert findings(st) == findings(ref), "the same findings"
-        if tag == "corrupt_large":
+        if backend == PLANTED:
             assert findings(ref), "the planted bug is found (the comparison means something)"
         nodes = {c.get("node") for c in lines(st / "cases.jsonl")}
         assert len(nodes) == 3 and None not in nodes, f"sharded over the three nodes: {nodes}"
@@ -85,57 +94,9 @@ def test_a_seed_gives_the_same_outcomes_and_findings_with_and_without_ray(tmp_pa
         assert "ray nodes" in r.stdout and "3 nodes" in r.stdout, r.stdout[-3000:]
 
 
-def test_a_worker_node_killed_mid_campaign_loses_nothing(tmp_path, cluster):
-    n, backend, seed = 30, "fuzz.planted:corrupt_large", 4
-    three_nodes(cluster)
-    ref = tmp_path / "ref"
-    run(run_cmd(ref, fresh_corpus(tmp_path, "c-ref"), n, backend, seed))
-
-    st = tmp_path / "st"
-    proc = subprocess.Popen(run_cmd(st, fresh_corpus(tmp_path, "c"), n, backend, seed, ray=cluster.address),
-                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
-    try:
-        deadline = time.time() + 240
-        victim = None
-        while victim is None and proc.poll() is None and time.time() < deadline:
-            by_node = {}
-            for c in lines(st / "cases.jsonl"):
-                by_node[c["node"]] = by_node.get(c["node"], 0) + 1
-            if len(by_node) == 3 and min(by_node.values()) >= 2 and sum(by_node.values()) >= 8:
-                victim = True
-            time.sleep(0.2)
-        assert victim, "every node judged cases before the kill"
-        before = len(lines(st / "cases.jsonl"))
-        cluster.kill("w2")  # a lost machine: raylet, agents, the actor and its sandboxed workers
-        out, _ = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    assert proc.returncode in (0, 1), out[-4000:]
-    assert before < n, "killed mid-campaign"
-    cases = [c["i"] for c in lines(st / "cases.jsonl")]
-    assert sorted(cases) == list(range(n)), "every case judged exactly once"
-    got = [(f["i"], f["key"]) for f in lines(st / "findings.jsonl")]
-    assert len(got) == len(set(got)), "no finding recorded twice"
-    assert set(got) == findings(ref) and got, "no finding lost"
-    assert outcomes(st) == outcomes(ref)
-    assert "lost" in out and "go to another node" in out, out[-4000:]
-    snap = json.load(open(st / "state.json"))
-    assert snap["restarts"].get("node-lost", 0) >= 1
-    assert sum(1 for v in snap["nodes"].values() if v["state"] == "lost") == 1
-    print(f"killed a node after {before}/{n} cases; {len(cases)} cases, {len(got)} findings; "
-          + out[out.rfind("ray: node"):][:300])
-
-
-def test_the_driver_killed_mid_campaign_resumes_with_the_same_command(tmp_path, cluster):
-    n, backend, seed = 24, "fuzz.planted:corrupt_large", 4
-    cluster.head(cpus=1)
-    cluster.worker("w1", cpus=1)
-    cluster.wait_nodes(2)
+def test_the_driver_killed_mid_campaign_resumes_with_the_same_command(tmp_path, three_nodes, reference):
     st, corpus = tmp_path / "st", fresh_corpus(tmp_path, "c")
-    cmd = run_cmd(st, corpus, n, backend, seed, ray=cluster.address)
+    cmd = run_cmd(st, corpus, N, PLANTED, PLANTED_SEED, ray=three_nodes.address)
     proc = subprocess.Popen(cmd, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.time() + 240
@@ -145,9 +106,50 @@ def test_the_driver_killed_mid_campaign_resumes_with_the_same_command(tmp_path, 
     os.kill(proc.pid, signal.SIGKILL)  # the driver only: Ray ends its actors, they end their workers
     proc.wait()
     killed_at = len(lines(st / "cases.jsonl"))
-    assert killed_at < n
+    assert killed_at < N
     run(cmd)
     cases = [c["i"] for c in lines(st / "cases.jsonl")]
-    assert sorted(cases) == list(range(n)), "every case judged exactly once over the two sessions"
+    assert sorted(cases) == list(range(N)), "every case judged exactly once over the two sessions"
     got = [(f["i"], f["key"]) for f in lines(st / "findings.jsonl")]
-    assert len(got) == len(set(got)) and got
+    assert len(got) == len(set(got)), "no finding recorded twice"
+    assert set(got) == findings(reference(PLANTED, PLANTED_SEED, N))
+
+
+def test_a_worker_node_killed_mid_campaign_loses_nothing(tmp_path, three_nodes, reference):
+    st = tmp_path / "st"
+    proc = subprocess.Popen(run_cmd(st, fresh_corpus(tmp_path, "c"), N, PLANTED, PLANTED_SEED,
+                                    ray=three_nodes.address),
+                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.time() + 240
+        ready = False
+        while not ready and proc.poll() is None and time.time() < deadline:
+            by_node = {}
+            for c in lines(st / "cases.jsonl"):
+                by_node[c["node"]] = by_node.get(c["node"], 0) + 1
+            ready = len(by_node) == 3 and min(by_node.values()) >= 2
+            time.sleep(0.1)
+        assert ready, "every node judged cases before the kill"
+        before = len(lines(st / "cases.jsonl"))
+        three_nodes.kill("w2")  # a lost machine: raylet, agents, the actor and its sandboxed workers
+        out, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode in (0, 1), out[-4000:]
+    assert before < N, "killed mid-campaign"
+    cases = [c["i"] for c in lines(st / "cases.jsonl")]
+    assert sorted(cases) == list(range(N)), "every case judged exactly once"
+    got = [(f["i"], f["key"]) for f in lines(st / "findings.jsonl")]
+    assert len(got) == len(set(got)), "no finding recorded twice"
+    ref = reference(PLANTED, PLANTED_SEED, N)
+    assert set(got) == findings(ref) and got, "no finding lost"
+    assert outcomes(st) == outcomes(ref)
+    assert "lost" in out and "go to another node" in out, out[-4000:]
+    snap = json.load(open(st / "state.json"))
+    assert snap["restarts"].get("node-lost", 0) >= 1
+    assert sum(1 for v in snap["nodes"].values() if v["state"] == "lost") == 1
+    print(f"killed a node after {before}/{N} cases; {len(cases)} cases, {len(got)} findings")
+    print("\n".join(line for line in out.splitlines() if line.startswith("ray: ")))
