@@ -186,9 +186,11 @@ def _bad_ray(args) -> str | None:
 
 
 def _ray_line(args) -> str:
+    from fuzz.devices import is_cuda
+
     per_node = f"--workers {args.workers} per node" if args.workers else (
         f"{args.workers_per_gpu} per GPU of each node" if args.workers_per_gpu else
-        "per node: one per Ray CPU" + (" shared over its GPUs" if args.device.startswith("cuda") else ""))
+        "per node: one per Ray CPU" + (" shared over its GPUs" if is_cuda(args.device) else ""))
     return f"ray={args.ray} (workers {per_node}; driver: generation, state and corpus here)"
 
 
