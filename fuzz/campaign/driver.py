@@ -150,7 +150,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
             yield i, p.to_dict()
 
     pool = None
-    followups = FollowUps(cfg.state_dir)
+    followups = FollowUps(cfg.state_dir, ray=cluster.gcs if cluster is not None else None)  # with Ray: jobs there
     followups.poll()  # resume what an earlier session left pending
     try:
         if cluster is not None:

@@ -102,8 +102,8 @@ def connect(address: str | None) -> Cluster:
     if address == "local":
         from fuzz.campaign.sizing import usable_cpus
 
-        kwargs.update(address="local", num_cpus=usable_cpus(), include_dashboard=False)
-        os.environ.setdefault("RAY_AUTH_MODE", "token")  # Ray's default for a new local cluster, without its warning
+        # (ERROR: Ray warns that it turned token authentication on, its default for a new local cluster)
+        kwargs.update(address="local", num_cpus=usable_cpus(), include_dashboard=False, logging_level=logging.ERROR)
     else:
         kwargs.update(address=address or "auto")
     try:

@@ -19,9 +19,10 @@ from raycluster import ROOT, env
 pytest.importorskip("ray")
 
 
-def run_cmd(state, corpus, n, backend="aot_eager", seed=1, ray=None, extra=()):
+def run_cmd(state, corpus, n, backend="aot_eager", seed=1, ray=None, followups=False):
     cmd = [sys.executable, "-m", "fuzz", "run", "--backend", backend, "--max-cases", str(n), "--seed", str(seed),
-           "--state", str(state), "--corpus", str(corpus), "--no-shrink", "--no-triage", *extra]
+           "--state", str(state), "--corpus", str(corpus)]
+    cmd += ["--shrink-budget", "20"] if followups else ["--no-shrink", "--no-triage"]
     return cmd + (["--ray", ray] if ray else ["--workers", "1"])
 
 
@@ -65,12 +66,12 @@ def reference(tmp_path_factory):
     """The run without Ray (one sandboxed worker) of (backend, seed, n), once per module."""
     done = {}
 
-    def get(backend, seed, n):
-        if (backend, seed, n) not in done:
+    def get(backend, seed, n, followups=False):
+        if (backend, seed, n, followups) not in done:
             d = tmp_path_factory.mktemp("ref")
-            run(run_cmd(d / "st", fresh_corpus(d, "corpus"), n, backend, seed))
-            done[backend, seed, n] = d / "st"
-        return done[backend, seed, n]
+            run(run_cmd(d / "st", fresh_corpus(d, "corpus"), n, backend, seed, followups=followups))
+            done[backend, seed, n, followups] = d / "st"
+        return done[backend, seed, n, followups]
 
     return get
 
@@ -92,6 +93,28 @@ def test_a_seed_gives_the_same_outcomes_and_findings_with_and_without_ray(tmp_pa
         snap = json.load(open(st / "state.json"))
         assert len(snap["nodes"]) == 3 and sum(v["cases"] for v in snap["nodes"].values()) == n
         assert "ray nodes" in r.stdout and "3 nodes" in r.stdout, r.stdout[-3000:]
+
+
+def entries(corpus):
+    return sorted(d.name for d in corpus.iterdir() if d.is_dir() and not d.name.startswith("."))
+
+
+def test_follow_ups_are_computed_on_the_cluster_and_settle_as_without_ray(tmp_path, three_nodes, reference):
+    """A planted storage error (seed 4, 12 cases): its entry is shrunk, re-keyed and triaged by tasks on
+    the cluster, written into the driver's corpus, and ends as the run without Ray ends it."""
+    backend, n = "fuzz.planted:storage_error_on_pad", 12
+    ref = reference(backend, 4, n, followups=True)
+    st, corpus = tmp_path / "st", fresh_corpus(tmp_path, "c")
+    run(run_cmd(st, corpus, n, backend, 4, ray=three_nodes.address, followups=True))
+    log = open(st / "followup.log").read()
+    assert "shrink of" in log and "triage of" in log and "computed on node" in log, log[-3000:]
+    jobs = [r for r in lines(st / "jobs.jsonl") if r["event"] in ("done", "skipped", "failed")]
+    assert jobs and all(r["event"] == "done" for r in jobs), jobs
+    assert entries(corpus) == entries(ref.parent / "corpus") and entries(corpus), log[-3000:]
+    for e in entries(corpus):
+        d = corpus / e
+        assert "shrink" in json.load(open(d / "meta.json")) and (d / "original_program.json").exists()
+        assert json.load(open(d / "ablation.json"))["program"] == json.load(open(d / "program.json"))
 
 
 def test_the_driver_killed_mid_campaign_resumes_with_the_same_command(tmp_path, three_nodes, reference):
