@@ -140,6 +140,17 @@ def run_parallel(jobs, remote: Remote, *, linger: float, max_jobs: int, log, run
     its entry's shrink is pending. Returns how many jobs ran."""
     slots = remote.slots()
     running: dict[str, threading.Thread] = {}
+    corpora: dict = {}
+
+    def target(job) -> str:
+        """The entry a job works on now (a merged entry is shared by the jobs of every key it absorbed)."""
+        from fuzz.findings.corpus import Corpus
+
+        root = job.params.get("corpus")
+        if root is None:
+            return job.entry
+        path = corpora.setdefault(root, Corpus(root)).resolve(job.entry)
+        return path.name if path is not None else job.entry
     ran, idle_since, draining = 0, time.monotonic(), linger <= 0
 
     def work(job, attempt: int) -> None:
@@ -162,12 +173,12 @@ def run_parallel(jobs, remote: Remote, *, linger: float, max_jobs: int, log, run
                 ran += 1
                 idle_since = time.monotonic()
             pending = [j for j in jobs.refresh().pending() if j.id not in running]
-            busy = {jobs.jobs[j].entry for j in running}
+            busy = {target(jobs.jobs[j]) for j in running}
             for job in pending:
                 if len(running) >= slots or ran + len(running) >= max_jobs:
                     break
                 first = order.get(job.type, 1)
-                if job.entry in busy or any(p.entry == job.entry and order.get(p.type, 1) < first for p in pending):
+                if target(job) in busy or any(p.entry == job.entry and order.get(p.type, 1) < first for p in pending):
                     continue
                 if job.unfinished_starts >= max_starts:
                     jobs.append(job.id, "failed",
@@ -176,7 +187,7 @@ def run_parallel(jobs, remote: Remote, *, linger: float, max_jobs: int, log, run
                 t = threading.Thread(target=work, args=(job, job.unfinished_starts + 1), daemon=True,
                                      name=f"followup-{job.id}")
                 running[job.id] = t
-                busy.add(job.entry)
+                busy.add(target(job))
                 t.start()
             if not running:
                 if ran >= max_jobs:
