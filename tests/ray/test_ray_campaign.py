@@ -138,6 +138,38 @@ def test_the_driver_killed_mid_campaign_resumes_with_the_same_command(tmp_path, 
     assert set(got) == findings(reference(PLANTED, PLANTED_SEED, N))
 
 
+def test_ctrl_c_stops_a_ray_local_campaign_cleanly(tmp_path):
+    """Ctrl-C (SIGINT to the driver's group, the Ray it started included) stops a --ray local campaign
+    as without Ray: exit 130, the state saved, and nothing of the run left behind."""
+    st = tmp_path / "st"
+    proc = subprocess.Popen(run_cmd(st, fresh_corpus(tmp_path, "c"), 500, ray="local"), env=env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.time() + 240
+    while len(lines(st / "cases.jsonl")) < 3 and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the driver's whole group
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err[-3000:]
+    assert "resume" in err
+    snap = json.load(open(st / "state.json"))
+    assert 3 <= snap["cases"] == len(lines(st / "cases.jsonl")) < 500
+    time.sleep(2)
+    left = [p for p in os.listdir("/proc") if p.isdigit() and _pgid(int(p)) == proc.pid]
+    assert not left, "nothing of the run is left (its workers, its Ray)"
+
+
+def _pgid(pid):
+    try:
+        return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[2])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
 def test_a_worker_node_killed_mid_campaign_loses_nothing(tmp_path, three_nodes, reference):
     st = tmp_path / "st"
     proc = subprocess.Popen(run_cmd(st, fresh_corpus(tmp_path, "c"), N, PLANTED, PLANTED_SEED,
