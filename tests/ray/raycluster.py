@@ -73,6 +73,18 @@ class LocalCluster:
             time.sleep(1.0)
         raise AssertionError(f"the cluster did not reach {n} nodes: {r.stdout} {r.stderr[-2000:]}")
 
+    def node_id(self, name: str) -> str:
+        """The Ray node id of node `name` (its raylet's --node_id)."""
+        for pid, (_, group) in _procs().items():
+            if group == self.groups[name]:
+                try:
+                    args = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace").split("\0")
+                except OSError:
+                    continue
+                if args and args[0].endswith("/raylet"):
+                    return next(a.split("=", 1)[1] for a in args if a.startswith("--node_id="))
+        raise AssertionError(f"no raylet for node {name}")
+
     def kill(self, name: str) -> None:
         """The node is lost: SIGKILL to everything it started -- its process group (raylet,
         agents) and every descendant (its Ray workers, in groups of their own: the actors
