@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,10 +27,11 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "ray"))
 from raycluster import LocalCluster, env  # noqa: E402
 
 
-def campaign(out: str, args, ray: str | None) -> dict:
+def campaign(out: str, args, ray: str | None, workers: str | None = None) -> dict:
     cmd = [sys.executable, "-m", "fuzz", "run", "--backend", args.backend, "--seed", str(args.seed),
            "--max-cases", str(args.cases), "--state", os.path.join(out, "st"), "--corpus", os.path.join(out, "c"),
            "--no-shrink", "--no-triage", "--json"] + (["--ray", ray] if ray else [])
+    cmd += ["--workers", workers] if workers else []
     os.makedirs(os.path.join(out, "c"))
     start = time.monotonic()
     r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=3600, cwd=ROOT)
@@ -55,7 +57,10 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--backend", default="aot_eager")
+    ap.add_argument("--pool-workers", nargs="+", default=["default"],
+                    help="the runs without Ray: default (one worker per usable CPU) and/or worker counts")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the runs' state and corpus dirs (printed)")
     args = ap.parse_args()
     out = tempfile.mkdtemp(prefix="shapefuzz-raybench-")
     cluster = LocalCluster()
@@ -67,9 +72,15 @@ def main() -> None:
         with_ray = campaign(os.path.join(out, "ray"), args, cluster.address)
     finally:
         cluster.stop()
-    without = campaign(os.path.join(out, "pool"), args, None)
-    same = _outcomes(os.path.join(out, "ray")) == _outcomes(os.path.join(out, "pool"))
-    res = {"ray": with_ray, "pool": without, "same_outcomes": same, "cpus": os.cpu_count()}
+    pools = {}
+    for w in args.pool_workers:
+        pools[w] = campaign(os.path.join(out, f"pool-{w}"), args, None, None if w == "default" else w)
+        pools[w]["same_outcomes"] = _outcomes(os.path.join(out, "ray")) == _outcomes(os.path.join(out, f"pool-{w}"))
+    res = {"ray": with_ray, "pools": pools, "cpus": os.cpu_count()}
+    if args.keep:
+        print(f"runs kept under {out}", file=sys.stderr)
+    else:
+        shutil.rmtree(out, ignore_errors=True)
     if args.json:
         print(json.dumps(res, indent=1))
         return
@@ -79,9 +90,9 @@ def main() -> None:
     for name, n in sorted(with_ray["nodes"].items()):
         print(f"    node {name}: {n['cases']} cases, {n['cases_per_second']:.3f} cases/s, {n['workers']} worker(s)")
     print(f"    summed over the nodes: {sum(n['cases_per_second'] for n in with_ray['nodes'].values()):.3f} cases/s")
-    print(f"without Ray (the default pool): {without['cases_per_second']:.3f} cases/s "
-          f"({without['cases']} cases in {without['elapsed_s']} s)")
-    print(f"the same outcome for every case: {same}")
+    for w, p in pools.items():
+        print(f"without Ray, --workers {w}: {p['cases_per_second']:.3f} cases/s ({p['cases']} cases in "
+              f"{p['elapsed_s']} s); the same outcome for every case as with Ray: {p['same_outcomes']}")
 
 
 if __name__ == "__main__":
