@@ -92,6 +92,7 @@ RUN_OPTIONS = [
     (["--families", "matrix", "--ops", "relu"], ["share no op"]),
     (["--ray", "headnode"], ["--ray headnode: not a cluster address", "HOST:PORT"]),
     (["--ray", "head:99999"], ["--ray head:99999: not a cluster address"]),
+    (["--ray", "ray://head:10001"], ["Ray Client addresses are not supported"]),
     (["--ray", "local", "--workers", "0"], ["--workers 0", "of each node"]),
     (["--ray", "local", "--gpus", "0"], ["--gpus picks GPUs of this machine", "ray start --num-gpus"]),
 ]

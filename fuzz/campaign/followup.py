@@ -246,10 +246,15 @@ def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_
         log("another follow-up runner holds this state dir")
         return None
     jobs = JobLog(state_dir)
+    remote = None
     if ray is not None:
         from fuzz.campaign.ray_followup import Remote, run_parallel
 
-        remote = Remote(ray, log=log)
+        try:
+            remote = Remote(ray, log=log)
+        except Exception as e:  # noqa: BLE001 - a runner that cannot join must still run the jobs (here)
+            log(f"cannot join the Ray cluster at {ray} ({type(e).__name__}: {e}); running the jobs here")
+    if remote is not None:
         try:
             return run_parallel(jobs, remote, linger=linger, max_jobs=max_jobs, log=log, run_job=run_job,
                                 max_starts=MAX_STARTS, order=_FIRST, told_to_drain=_told_to_drain)

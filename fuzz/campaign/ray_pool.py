@@ -40,7 +40,7 @@ WAIT = 1.0  # seconds a node's exchange() waits for a first result (its heartbea
 DISCOVER_EVERY = 5.0  # seconds between looks for nodes that joined
 COOLDOWN = 30.0  # seconds before a node whose actor was lost gets another (Ray may not know it is gone yet)
 NODE_WAIT = 60.0  # seconds to wait for a node when none is left, before giving up
-_ADDRESS = re.compile(r"^(ray://)?([A-Za-z0-9_.\-]+|\[[0-9A-Fa-f:]+\]):(\d{1,5})$")
+_ADDRESS = re.compile(r"^([A-Za-z0-9_.\-]+|\[[0-9A-Fa-f:]+\]):(\d{1,5})$")
 
 
 class RayError(RuntimeError):
@@ -60,8 +60,11 @@ def bad_address(address: str | None) -> str | None:
     """Why `address` names no cluster shapefuzz can join; None for local, auto (None) or HOST:PORT."""
     if address in (None, "local", "auto"):
         return None
+    if address.startswith("ray://"):
+        return (f"--ray {address}: Ray Client addresses are not supported; run shapefuzz on a machine of the "
+                "cluster (one that ran `ray start`) with --ray HOST:PORT of the head")
     m = _ADDRESS.match(address)
-    if not m or not 0 < int(m.group(3)) < 65536:
+    if not m or not 0 < int(m.group(2)) < 65536:
         return (f"--ray {address}: not a cluster address; use HOST:PORT (the head's `ray start --head --port`), "
                 "local (a Ray started in this process) or nothing (RAY_ADDRESS, or the cluster started here)")
     return None
@@ -88,8 +91,8 @@ def connect(address: str | None) -> Cluster:
     if why:
         raise RayError(why)
     m = _ADDRESS.match(address or "")
-    if m and not m.group(1):  # HOST:PORT: a refused port fails here at once, not after Ray's minute of retries
-        host, port = m.group(2).strip("[]"), int(m.group(3))
+    if m:  # HOST:PORT: a refused port fails here at once, not after Ray's minute of retries
+        host, port = m.group(1).strip("[]"), int(m.group(2))
         try:
             socket.create_connection((host, port), timeout=5.0).close()
         except OSError as e:
