@@ -40,6 +40,7 @@ WAIT = 1.0  # seconds a node's exchange() waits for a first result (its heartbea
 DISCOVER_EVERY = 5.0  # seconds between looks for nodes that joined
 COOLDOWN = 30.0  # seconds before a node whose actor was lost gets another (Ray may not know it is gone yet)
 NODE_WAIT = 60.0  # seconds to wait for a node when none is left, before giving up
+STUCK = 600.0  # seconds a node may take to answer (its actor's start included) before it counts as lost
 _ADDRESS = re.compile(r"^([A-Za-z0-9_.\-]+|\[[0-9A-Fa-f:]+\]):(\d{1,5})$")
 
 
@@ -124,6 +125,7 @@ class _Node:
     actor: object
     address: str = "?"
     ref: object = None  # the call outstanding: info() until ready, then exchange()
+    sent: float = 0.0  # when it was made (monotonic)
     ready: bool = False
     workers: int = 0
     target: int = 0  # cases kept on it: one running and one queued per worker
@@ -212,7 +214,7 @@ class RayPool:
             name = f"{n.get('NodeManagerHostname') or n.get('NodeManagerAddress')}:{nid[:6]}"
             node = _Node(node_id=nid, name=name, actor=actor, workers=workers, target=2 * workers,
                          address=n.get("NodeManagerAddress", "?"))
-            node.ref = actor.info.remote()
+            node.ref, node.sent = actor.info.remote(), time.monotonic()
             self.nodes[nid] = node
 
     def _live(self) -> list[_Node]:
@@ -265,7 +267,7 @@ class RayPool:
                         exhausted = True
                 node.in_flight.update(give)
                 if node.in_flight:
-                    node.ref = node.actor.exchange.remote(give, WAIT)
+                    node.ref, node.sent = node.actor.exchange.remote(give, WAIT), time.monotonic()
             for case_id, program in list(self._requeue):  # lost too often: a crash verdict, not another node
                 if self._losses[case_id] >= MAX_LOSSES:
                     self._requeue.remove((case_id, program))
@@ -283,7 +285,11 @@ class RayPool:
                     self._last_discovery = 0.0
                 continue
             no_nodes_since = None
-            ready, _ = ray.wait(list(refs), num_returns=1, timeout=DISCOVER_EVERY)
+            for node in refs.values():  # alive to Ray but silent (a hung actor): its cases go elsewhere
+                if time.monotonic() - node.sent > STUCK + self.timeout:
+                    self._lose(node, TimeoutError(f"no answer in {STUCK + self.timeout:.0f} s"))
+            refs = {r: n for r, n in refs.items() if n.ended is None}
+            ready, _ = ray.wait(list(refs), num_returns=1, timeout=DISCOVER_EVERY) if refs else ([], [])
             for ref in ready:
                 node = refs[ref]
                 node.ref = None

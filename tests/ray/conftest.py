@@ -1,25 +1,15 @@
-"""The --ray tests need Ray (the `ray` extra): skipped without it."""
+"""Fixtures of the --ray tests: local Ray clusters (tests/ray/raycluster.py).
+The modules that need Ray skip themselves without it (pytest.importorskip)."""
 
 import pytest
-
-pytest.importorskip("ray")
-
-from raycluster import LocalCluster  # noqa: E402
-
-
-@pytest.fixture
-def cluster():
-    c = LocalCluster()
-    try:
-        yield c
-    finally:
-        c.stop()
 
 
 @pytest.fixture(scope="module")
 def three_nodes():
     """A head and two worker nodes, one Ray CPU each, shared by a module's tests (in file order:
     the test that kills a node comes last)."""
+    from raycluster import LocalCluster
+
     c = LocalCluster()
     try:
         c.head(cpus=1)

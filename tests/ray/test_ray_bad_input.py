@@ -4,7 +4,11 @@ nothing written (the cluster is joined before the state dir is opened)."""
 import subprocess
 import sys
 
+import pytest
+
 from raycluster import ROOT, env, free_port
+
+pytest.importorskip("ray")
 
 
 def test_no_cluster_at_the_address_is_one_line_and_writes_nothing(tmp_path):
