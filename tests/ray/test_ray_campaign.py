@@ -59,8 +59,8 @@ def run(cmd, timeout=300):
     return r
 
 
-PLANTED, PLANTED_SEED, N = "fuzz.planted:corrupt_large", 4, 16  # seed 4: findings in the first cases
-N_KILL = 24  # the node-kill run: long enough that every node still has cases in flight when one is killed
+PLANTED, PLANTED_SEED, N = "fuzz.planted:corrupt_large", 4, 12  # seed 4: findings in the first cases
+N_KILL = 20  # the node-kill run: long enough that every node still has cases in flight when one is killed
 
 
 @pytest.fixture(scope="module")
@@ -79,22 +79,21 @@ def reference(tmp_path_factory):
 
 
 def test_a_seed_gives_the_same_outcomes_and_findings_with_and_without_ray(tmp_path, three_nodes, reference):
-    """aot_eager (seed 1, 16 cases), then a planted bug whose findings must match too."""
-    for backend, seed, n, ref_n in (("aot_eager", 1, 16, 16), (PLANTED, PLANTED_SEED, N, N_KILL)):
-        ref = reference(backend, seed, ref_n)
-        st = tmp_path / f"ray-{seed}"
-        r = run(run_cmd(st, fresh_corpus(tmp_path, f"c-{seed}"), n, backend, seed, ray=three_nodes.address))
-        assert sorted(outcomes(ref)) == list(range(ref_n))
-        assert sorted(c["i"] for c in lines(st / "cases.jsonl")) == list(range(n)), "each case judged once"
-        assert outcomes(st) == outcomes(ref, n), "the same outcome for every case"
-        assert findings(st) == findings(ref, n), "the same findings"
-        if backend == PLANTED:
-            assert findings(ref), "the planted bug is found (the comparison means something)"
-        nodes = {c.get("node") for c in lines(st / "cases.jsonl")}
-        assert len(nodes) == 3 and None not in nodes, f"sharded over the three nodes: {nodes}"
-        snap = json.load(open(st / "state.json"))
-        assert len(snap["nodes"]) == 3 and sum(v["cases"] for v in snap["nodes"].values()) == n
-        assert "ray nodes" in r.stdout and "3 nodes" in r.stdout, r.stdout[-3000:]
+    """aot_eager, seed 1, 16 cases, sharded over the three nodes. (The findings of a planted bug are compared
+    with the run without Ray by the two kill tests below.)"""
+    n = 16
+    ref = reference("aot_eager", 1, n)
+    st = tmp_path / "st"
+    r = run(run_cmd(st, fresh_corpus(tmp_path, "c"), n, "aot_eager", 1, ray=three_nodes.address))
+    assert sorted(outcomes(ref)) == list(range(n))
+    assert sorted(c["i"] for c in lines(st / "cases.jsonl")) == list(range(n)), "each case judged once"
+    assert outcomes(st) == outcomes(ref), "the same outcome for every case"
+    assert findings(st) == findings(ref), "the same findings"
+    nodes = {c.get("node") for c in lines(st / "cases.jsonl")}
+    assert len(nodes) == 3 and None not in nodes, f"sharded over the three nodes: {nodes}"
+    snap = json.load(open(st / "state.json"))
+    assert len(snap["nodes"]) == 3 and sum(v["cases"] for v in snap["nodes"].values()) == n
+    assert "ray nodes" in r.stdout and "3 nodes" in r.stdout, r.stdout[-3000:]
 
 
 def entries(corpus):
@@ -125,19 +124,25 @@ def test_the_driver_killed_mid_campaign_resumes_with_the_same_command(tmp_path, 
     proc = subprocess.Popen(cmd, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.time() + 240
-    while len(lines(st / "cases.jsonl")) < 6 and proc.poll() is None and time.time() < deadline:
+    while len(lines(st / "cases.jsonl")) < 4 and proc.poll() is None and time.time() < deadline:
         time.sleep(0.1)
     assert proc.poll() is None, "finished before it could be killed"
     os.kill(proc.pid, signal.SIGKILL)  # the driver only: Ray ends its actors, they end their workers
     proc.wait()
     killed_at = len(lines(st / "cases.jsonl"))
     assert killed_at < N
+    deadline = time.time() + 60
+    while _titled("ray::NodeJudge") and time.time() < deadline:
+        time.sleep(0.5)
+    assert not _titled("ray::NodeJudge"), "the dead driver's node actors (and their workers) are gone"
     run(cmd)
     cases = [c["i"] for c in lines(st / "cases.jsonl")]
     assert sorted(cases) == list(range(N)), "every case judged exactly once over the two sessions"
     got = [(f["i"], f["key"]) for f in lines(st / "findings.jsonl")]
     assert len(got) == len(set(got)), "no finding recorded twice"
-    assert set(got) == findings(reference(PLANTED, PLANTED_SEED, N_KILL), N)
+    ref = reference(PLANTED, PLANTED_SEED, N_KILL)
+    assert set(got) == findings(ref, N) and got, "the findings of the run without Ray"
+    assert outcomes(st) == outcomes(ref, N)
 
 
 def test_ctrl_c_stops_a_ray_local_campaign_cleanly(tmp_path):
@@ -163,6 +168,19 @@ def test_ctrl_c_stops_a_ray_local_campaign_cleanly(tmp_path):
     time.sleep(2)
     left = [p for p in os.listdir("/proc") if p.isdigit() and _pgid(int(p)) == proc.pid]
     assert not left, "nothing of the run is left (its workers, its Ray)"
+
+
+def _titled(prefix):
+    """Processes whose command line (a Ray worker's title) starts with prefix."""
+    out = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                if open(f"/proc/{p}/cmdline", "rb").read().startswith(prefix.encode()):
+                    out.append(int(p))
+            except OSError:
+                pass
+    return out
 
 
 def _pgid(pid):
