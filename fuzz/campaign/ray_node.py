@@ -20,8 +20,10 @@ remote by the driver).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
+import sys
 
 
 class NodeJudge:
@@ -33,6 +35,7 @@ class NodeJudge:
         from fuzz.campaign.workers import WorkerPool
         from fuzz.kinds import named
 
+        _spawn_without_ray()
         # the workdir (Inductor and Triton caches, worker logs) is local to the node: a temp dir the pool removes
         self.pool = WorkerPool(workers=workers, devices=devices, timeout=timeout, kind=named(kind),
                                recycle_after=recycle_after, env=env, threads=threads)
@@ -52,3 +55,12 @@ class NodeJudge:
 
     def close(self) -> None:
         self.pool.close()
+
+
+def _spawn_without_ray() -> None:
+    """A spawned child re-imports its parent's __main__ (multiprocessing): in a Ray worker that is Ray's
+    default_worker.py, so every sandboxed worker would import Ray (a second and ~50 MB more each). Under
+    `python -m fuzz` it is fuzz.__main__, which multiprocessing does not re-import; name that here too."""
+    main = sys.modules.get("__main__")
+    if main is not None and getattr(main, "__spec__", None) is None:
+        main.__spec__ = importlib.util.find_spec("fuzz.__main__")
