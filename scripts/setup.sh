@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Create .venv and install shapefuzz with its test extra. Idempotent.
+# Create .venv and install shapefuzz with its test extra (and SHAPEFUZZ_EXTRAS). Idempotent.
 # torch is installed first and on its own: `pip install torch==X` takes a CPU
 # build where one lies on local disk (dev/CI machines), and installing it
 # before the project keeps pip from resolving `torch>=2.6` to a multi-GB CUDA
@@ -12,5 +12,6 @@ PY=${PYTHON:-python3}
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   .venv/bin/python -m pip install -q --disable-pip-version-check "${SHAPEFUZZ_TORCH-torch==2.13.0}"
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
+# SHAPEFUZZ_EXTRAS adds extras, e.g. SHAPEFUZZ_EXTRAS=ray for `shapefuzz run --ray` (.ci/ray.sh)
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test${SHAPEFUZZ_EXTRAS:+,$SHAPEFUZZ_EXTRAS}]"
 .venv/bin/python -c "import torch, hypothesis; print(f'shapefuzz env: torch {torch.__version__}, hypothesis {hypothesis.__version__}')"

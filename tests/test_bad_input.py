@@ -90,6 +90,11 @@ RUN_OPTIONS = [
     (["--ops", "mmm"], ["--ops: no op mmm"]),
     (["--families", "matrx"], ["--families: no family matrx", "matrix"]),
     (["--families", "matrix", "--ops", "relu"], ["share no op"]),
+    (["--ray", "headnode"], ["--ray headnode: not a cluster address", "HOST:PORT"]),
+    (["--ray", "head:99999"], ["--ray head:99999: not a cluster address"]),
+    (["--ray", "ray://head:10001"], ["Ray Client addresses are not supported"]),
+    (["--ray", "local", "--workers", "0"], ["--workers 0", "of each node"]),
+    (["--ray", "local", "--gpus", "0"], ["--gpus picks GPUs of this machine", "ray start --num-gpus"]),
 ]
 
 
@@ -98,6 +103,19 @@ def test_run_refuses_a_bad_option_before_writing_anything(tmp_path, args, needle
     r = shapefuzz("run", "--backend", "eager", "--max-cases", "2", "--state", tmp_path / "st",
                   "--corpus", tmp_path / "corpus", *args)
     bad_input(r, *needles)
+    assert not (tmp_path / "st").exists() and not (tmp_path / "corpus").exists()
+
+
+def test_run_ray_without_the_extra_names_the_install(tmp_path):
+    """A Python without Ray (here: a `ray` that fails to import, ahead on the path)."""
+    fake = tmp_path / "noray" / "ray"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('No module named ray')\n")
+    env = dict(os.environ, PYTHONPATH=f"{fake.parent}{os.pathsep}{ROOT}")
+    r = subprocess.run([sys.executable, "-m", "fuzz", "run", "--backend", "eager", "--ray", "--state", tmp_path / "st",
+                        "--corpus", tmp_path / "corpus"], capture_output=True, text=True, env=env, timeout=300,
+                       cwd=ROOT)
+    bad_input(r, "--ray needs Ray", "pip install -e '.[ray]'")
     assert not (tmp_path / "st").exists() and not (tmp_path / "corpus").exists()
 
 

@@ -33,9 +33,10 @@ class CampaignConfig:
     sanitize: bool = True  # re-run memory-error findings under compute-sanitizer (CUDA, when installed)
     state_dir: str = "runs/default"
     corpus_dir: str = "corpus"
-    workers: int = 1  # 0: judge in this process (no sandbox)
+    workers: int | None = 1  # 0: judge in this process (no sandbox); with ray: per node (None: by the node)
+    ray: str | None = None  # judge on this Ray cluster (fuzz/campaign/ray_pool.py): local, auto or HOST:PORT
     devices: list | None = None  # CUDA indices to pin workers to
-    workers_per_gpu: int = 1
+    workers_per_gpu: int | None = 1  # (with ray, None: the node's CPUs are shared over its GPUs)
     timeout: float = 300.0  # per case, seconds
     known_issues: str | None = None  # default: <corpus_dir>/known_issues.json
     shrink: bool = True  # shrink each new corpus entry (then re-key and merge it) beside the campaign
@@ -111,7 +112,17 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
         raise StateError(f"no known-issues file {cfg.known_issues}")
     known = KnownIssues.load(known_path) if os.path.exists(known_path) else None
     kind = cfg.kind()
-    state = CampaignState.open(cfg.state_dir, cfg.identity())
+    cluster = None
+    if cfg.ray is not None:  # joined before the state dir is opened: a cluster that cannot be had writes nothing
+        from fuzz.campaign.ray_pool import connect
+
+        cluster = connect(None if cfg.ray == "auto" else cfg.ray)
+    try:
+        state = CampaignState.open(cfg.state_dir, cfg.identity())
+    except BaseException:
+        if cluster is not None:
+            cluster.close()
+        raise
     state.corpus_dir = os.path.abspath(cfg.corpus_dir)
     if strategy is None:
         strategy = kind.strategy(cfg)
@@ -141,9 +152,24 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
             yield i, p.to_dict()
 
     pool = None
-    followups = FollowUps(cfg.state_dir)
+    followups = FollowUps(cfg.state_dir, ray=cluster.gcs if cluster is not None else None)  # with Ray: jobs there
     followups.poll()  # resume what an earlier session left pending
-    if cfg.workers > 0:
+    try:
+        if cluster is not None:
+            from fuzz.campaign.ray_pool import RayPool
+
+            pool = RayPool(cluster, kind=kind, timeout=cfg.timeout, workers=cfg.workers,
+                           workers_per_gpu=cfg.workers_per_gpu,
+                           cuda=cfg.on_cuda(), env=kind.worker_env(), recycle_after=kind.recycle_after,
+                           note=progress.note)
+    except BaseException:
+        followups.stop()
+        state.close()
+        cluster.close()
+        raise
+    if pool is not None:
+        results = pool.run(cases())
+    elif cfg.workers > 0:
         from fuzz.campaign.workers import WorkerPool
 
         pool = WorkerPool(workers=cfg.workers, devices=cfg.devices, workers_per_gpu=cfg.workers_per_gpu,
@@ -184,9 +210,11 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                             is_new or rule):
                         tag = f"known ({known_as})" if rule else "NEW"
                         progress.note(f"[{i}] {tag} {v.summary()[:300]}" + (f"\n      -> {entry}" if is_new else ""))
-                state.record_case(i, vd, info.get("wall"), sync=v.is_finding)
+                state.record_case(i, vd, info.get("wall"), sync=v.is_finding, node=info.get("node"))
                 if pool is not None:
                     state.restarts = restarts_before + pool.restarts
+                if cluster is not None:
+                    state.nodes = pool.node_summary()
                 if time.monotonic() - last_save > 2.0:
                     state.followups = followups.counts()
                     state.save()
@@ -195,6 +223,8 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                 followups.poll()
         if pool is not None:
             pool.close()
+        if cluster is not None:
+            state.nodes = pool.node_summary()
         state.followups = followups.counts()
         state.save()
         result.summary = state.summary()
@@ -213,6 +243,8 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
         state.followups = followups.counts()
         state.save()
         state.close()
+        if cluster is not None:
+            cluster.close()
     result.followups = dict(state.followups)
     result.summary = state.summary()
     return result

@@ -146,8 +146,9 @@ class JobLog:
 
 # -- running a job (in the runner process) --------------------------------------------
 
-def run_job(job: Job) -> tuple[str, str]:
-    """Do one job; (event, detail): done or skipped. Raises on failure."""
+def run_job(job: Job, remote=None) -> tuple[str, str]:
+    """Do one job; (event, detail): done or skipped. Raises on failure. remote: a Ray
+    cluster to compute on (fuzz/campaign/ray_followup.py Remote); the corpus is written here."""
     from fuzz.findings.corpus import Corpus
 
     corpus = Corpus(job.params["corpus"])
@@ -155,16 +156,22 @@ def run_job(job: Job) -> tuple[str, str]:
     if path is None:
         return "skipped", "no such entry in the corpus (removed by hand?)"
     if job.type == "sanitize":
-        from fuzz.findings.sanitizer import sanitize_entry
+        from fuzz.findings.sanitizer import sanitize_entry, write_report
 
-        text = sanitize_entry(str(path), timeout=SANITIZER_TIMEOUT)
+        if remote is not None:
+            text = remote.run("sanitize", path, {"sanitizer_timeout": SANITIZER_TIMEOUT}, job.timeout(), gpu=True)
+            if text is not None:
+                write_report(str(path), text)
+        else:
+            text = sanitize_entry(str(path), timeout=SANITIZER_TIMEOUT)
         return ("done", (text or "").splitlines()[0][:200] if text else "") if text is not None else \
             ("skipped", "compute-sanitizer is not installed")
     if job.type == "shrink":
         from fuzz.findings.dedupe import settle
 
         s = settle(corpus, path, time_budget=float(job.params.get("budget", 300.0)),
-                   timeout=float(job.params.get("timeout", 300.0)))
+                   timeout=float(job.params.get("timeout", 300.0)),
+                   shrinker=remote.shrinker(job.timeout(), _on_cuda(corpus, path)) if remote is not None else None)
         return ("done" if s.key is not None else "skipped"), s.line()
     if job.type == "triage":
         from fuzz.findings.triage import load_ablation, triage_entry
@@ -176,9 +183,21 @@ def run_job(job: Job) -> tuple[str, str]:
         doc = load_ablation(path)
         if doc is not None and doc.get("program") == entry.program.to_dict():
             return "skipped", f"{path.name} is triaged already (its program as it is now)"
-        triage_entry(path, timeout=float(job.params.get("timeout", 300.0)))
-        return "done", f"triaged {path.name}"
+        if remote is not None:
+            from fuzz.findings.triage import write_ablation
+
+            write_ablation(path, remote.run("triage", path, {"timeout": job.params.get("timeout", 300.0)},
+                                            job.timeout(), gpu=_on_cuda(corpus, path)))
+        else:
+            triage_entry(path, timeout=float(job.params.get("timeout", 300.0)))
+        return "done", f"triaged {path.name}" + (" (on the cluster)" if remote is not None else "")
     raise ValueError(f"unknown job type {job.type!r}")
+
+
+def _on_cuda(corpus, path) -> bool:
+    from fuzz.devices import is_cuda
+
+    return is_cuda(corpus.load(path).program.device_type())
 
 
 def _lock(state_dir: str):
@@ -216,15 +235,32 @@ def _watch_parent() -> None:
     threading.Thread(target=watch, name="shapefuzz-followup-watch", daemon=True).start()
 
 
-def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_AFTER, log=print) -> int | None:
+def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_AFTER, log=print,
+                ray: str | None = None) -> int | None:
     """The runner: run pending jobs in order until none is left (then wait up to
     `linger` seconds for more, unless stdin ends), at most `max_jobs`. Returns
-    how many ran; None at once when another runner holds the state dir."""
+    how many ran; None at once when another runner holds the state dir.
+    ray: the address of a Ray cluster to compute the jobs on, several at once."""
     lock = _lock(state_dir)
     if lock is None:
         log("another follow-up runner holds this state dir")
         return None
     jobs = JobLog(state_dir)
+    remote = None
+    if ray is not None:
+        from fuzz.campaign.ray_followup import Remote, run_parallel
+
+        try:
+            remote = Remote(ray, log=log)
+        except Exception as e:  # noqa: BLE001 - a runner that cannot join must still run the jobs (here)
+            log(f"cannot join the Ray cluster at {ray} ({type(e).__name__}: {e}); running the jobs here")
+    if remote is not None:
+        try:
+            return run_parallel(jobs, remote, linger=linger, max_jobs=max_jobs, log=log, run_job=run_job,
+                                max_starts=MAX_STARTS, order=_FIRST, told_to_drain=_told_to_drain)
+        finally:
+            remote.close()
+            lock.close()
     ran, idle_since, draining = 0, time.monotonic(), linger <= 0
     while ran < max_jobs:
         pending = jobs.refresh().pending()
@@ -257,8 +293,9 @@ def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_
 class FollowUps:
     """Queues jobs and keeps one runner process on them, within their timeouts."""
 
-    def __init__(self, state_dir: str):
+    def __init__(self, state_dir: str, ray: str | None = None):
         self.state_dir = state_dir
+        self.ray = ray  # a Ray cluster's address: the runner computes the jobs there (and enforces their timeouts)
         self.log = JobLog(state_dir).refresh()
         self.log_path = os.path.join(state_dir, "followup.log")
         self.proc: subprocess.Popen | None = None
@@ -291,7 +328,7 @@ class FollowUps:
             if self.proc.returncode == BUSY:  # another runner (another supervisor) has them: look again later
                 self._next_spawn = time.monotonic() + 10.0
             self.proc = None
-        if self.proc is not None:
+        if self.proc is not None and self.ray is None:
             job = self._running()
             if job is not None and time.time() - job.started_at > job.timeout():
                 self._kill()
@@ -303,8 +340,8 @@ class FollowUps:
         self._next_spawn = time.monotonic() + 1.0
         with open(self.log_path, "a") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "fuzz.campaign.followup", self.state_dir] + ([] if self.draining else
-                                                                                     ["--linger", str(LINGER)]),
+                [sys.executable, "-m", "fuzz.campaign.followup", self.state_dir]
+                + ([] if self.draining else ["--linger", str(LINGER)]) + (["--ray", self.ray] if self.ray else []),
                 stdin=subprocess.DEVNULL if self.draining else subprocess.PIPE, stdout=out,
                 stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -343,9 +380,10 @@ class FollowUps:
 
     def stop(self) -> None:
         """Stop the runner now (Ctrl-C, or leaving the rest for later): its job goes back to the queue."""
-        job = self._running() if self.proc is not None and self.log.refresh() else None
+        pid = self.proc.pid if self.proc is not None and self.log.refresh() else None
+        running = [j for j in self.log.jobs.values() if j.state == "running" and j.pid == pid] if pid else []
         self._kill()
-        if job is not None:
+        for job in running:  # one, or with a Ray cluster several
             self.log.append(job.id, "aborted")
 
 
@@ -356,10 +394,11 @@ def main(argv=None) -> int:
                                  "follow-up jobs (started by the campaign or `shapefuzz followup`)")
     ap.add_argument("state_dir")
     ap.add_argument("--linger", type=float, default=0.0, help="seconds to wait for new jobs while stdin is open")
+    ap.add_argument("--ray", default=None, help="compute the jobs on the Ray cluster at this (GCS) address")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides; Ctrl-C reaches it
     _watch_parent()
-    ran = run_pending(args.state_dir, linger=args.linger, log=lambda m: print(m, flush=True))
+    ran = run_pending(args.state_dir, linger=args.linger, log=lambda m: print(m, flush=True), ray=args.ray)
     return BUSY if ran is None else 0
 
 

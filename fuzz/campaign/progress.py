@@ -37,7 +37,18 @@ def summary_table(s: dict):
             line += f"\nfinish them: shapefuzz followup {s['state_dir']} (or rerun the same command)"
         t.add_row("follow-ups", line)
     t.add_row("worker restarts", _fmt_counts({k: v for k, v in s["restarts"].items() if v}))
+    if s.get("nodes"):
+        t.add_row("ray nodes", nodes_text(s["nodes"]))
     return t
+
+
+def nodes_text(nodes: dict, sep: str = "\n") -> str:
+    """--ray: each node's cases and cases/s this session, and the total."""
+    rows = [f"{name}: {n['cases']} cases, {n['cases_per_second']:.3f}/s, {n['workers']} workers"
+            + (" (lost)" if n.get("state") == "lost" else "") for name, n in sorted(nodes.items())]
+    total = sum(n["cases_per_second"] for n in nodes.values() if n.get("state") != "lost")
+    return sep.join(rows + [f"{len(nodes)} nodes, {sum(n['cases'] for n in nodes.values())} cases, "
+                            f"{total:.3f}/s summed over the nodes not lost"])
 
 
 def pending_line(s: dict) -> str:
@@ -78,6 +89,8 @@ class Progress:
                   f"(raw signatures {summary['signatures']}), follow-ups pending "
                   f"{(summary.get('followups') or {}).get('pending', 0)}, "
                   f"restarts {sum(summary['restarts'].values())}", flush=True)
+            if summary.get("nodes"):
+                print(f"    ray nodes: {nodes_text(summary['nodes'], '; ')}", flush=True)
 
     def note(self, text: str) -> None:
         if self._live is not None:

@@ -156,6 +156,8 @@ class CampaignState:
     followups: dict = field(default_factory=dict)  # follow-up job counts (fuzz/campaign/followup.py)
     _corpus: object = field(default=None, repr=False, compare=False)
     restarts: Counter = field(default_factory=Counter)
+    nodes: dict = field(default_factory=dict)  # --ray: this session's nodes (fuzz/campaign/ray_pool.py node_summary)
+    node_cases: Counter = field(default_factory=Counter)  # --ray: cases judged per node, every session
     seconds_total: float = 0.0  # summed worker seconds
     compile_seconds: float = 0.0
     cache_hits: int = 0  # torch_xla cases that reused a cached executable
@@ -219,6 +221,8 @@ class CampaignState:
             self.seconds_total += _number(rec.get("seconds"))
             self.compile_seconds += _number(rec.get("compile_seconds"))
             self.cache_hits += bool(rec.get("cache_hit"))
+            if isinstance(rec.get("node"), str):
+                self.node_cases[rec["node"]] += 1
         for rec in _read_jsonl(self.path("findings.jsonl")):
             self.finding_cases.add(rec["i"])
             (self.findings_known if rec.get("known") else self.findings_new)[rec["outcome"]] += 1
@@ -279,10 +283,14 @@ class CampaignState:
             self.new_signatures.add(key)
         return True
 
-    def record_case(self, i: int, verdict: dict, worker_seconds: float | None, sync: bool = False) -> None:
+    def record_case(self, i: int, verdict: dict, worker_seconds: float | None, sync: bool = False,
+                    node: str | None = None) -> None:
         rec = {"i": i, "outcome": verdict["outcome"], "seconds": round(worker_seconds or verdict.get("seconds", 0), 4),
                "compile_seconds": round(verdict.get("compile_seconds", 0.0), 4),
                "recompiles": verdict.get("recompiles", 0)}
+        if node is not None:  # --ray: the node that judged it
+            rec["node"] = node
+            self.node_cases[node] += 1
         if "cached_compiles" in verdict.get("numbers", {}):  # torch_xla: did the case reuse an executable?
             rec["cache_hit"] = verdict["numbers"]["cached_compiles"] > 0
             self.cache_hits += rec["cache_hit"]
@@ -300,7 +308,9 @@ class CampaignState:
                 "outcomes": dict(self.outcomes), "findings_new": dict(self.findings_new),
                 "findings_known": dict(self.findings_known), "signatures": len(self.signatures),
                 "bugs": self.bugs(), "followups": dict(self.followups), "corpus_dir": self.corpus_dir,
-                "restarts": dict(self.restarts), "cache_hits": self.cache_hits}
+                "restarts": dict(self.restarts), "cache_hits": self.cache_hits,
+                **({"nodes": self.nodes} if self.nodes else {}),
+                **({"node_cases": dict(self.node_cases)} if self.node_cases else {})}
 
     def bugs(self) -> int:
         """Distinct bugs: the corpus entries the new findings' signatures lead to
@@ -329,6 +339,8 @@ class CampaignState:
         st = CampaignState(dir=state_dir, config=config)
         st._replay()
         st.session_start = time.monotonic()
+        nodes = st._snapshot_file().get("nodes")  # the last --ray session's nodes
+        st.nodes = nodes if isinstance(nodes, dict) else {}
         from fuzz.campaign.followup import JobLog
 
         st.followups = JobLog(state_dir).refresh().counts()

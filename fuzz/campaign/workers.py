@@ -253,6 +253,21 @@ class WorkerPool:
                 return
             self._step(None)
 
+    def collect(self, timeout: float) -> list:
+        """Every (case_id, verdict_dict, info) completed so far, after waiting up
+        to `timeout` seconds for the first when none is; [] at once when nothing
+        is queued or running. (For a caller that submits and collects in turns,
+        as a Ray node does: fuzz/campaign/ray_node.py.)"""
+        deadline = time.monotonic() + timeout
+        while not self._done and (self._pending or self.in_flight):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self._step(left)
+        out = list(self._done)
+        self._done.clear()
+        return out
+
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Block until every worker has started (imported torch); True if so.
         Results that complete meanwhile are kept for results()/run()."""

@@ -17,6 +17,8 @@ def add_parser(subparsers):
                               description=__doc__.split("\n\n", 1)[0])
     f.add_argument("state_dir")
     f.add_argument("--json", action="store_true", help="print the job counts as JSON")
+    f.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
+                   help="compute the jobs on a Ray cluster (as `run --ray`; the corpus is written here)")
     f.set_defaults(fn=cmd)
     return f
 
@@ -27,7 +29,23 @@ def cmd(args) -> int:
     if not os.path.exists(os.path.join(args.state_dir, "config.json")):
         error(f"{args.state_dir} is not a campaign state dir (no config.json)")
         return EXIT_BAD_INPUT
-    jobs = FollowUps(args.state_dir)
+    cluster = None
+    if args.ray is not None:
+        from fuzz.campaign.ray_pool import RayError, connect
+
+        try:
+            cluster = connect(None if args.ray == "auto" else args.ray)
+        except RayError as e:
+            error(str(e))
+            return EXIT_BAD_INPUT
+    try:
+        return _finish(args, FollowUps(args.state_dir, ray=cluster.gcs if cluster else None))
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _finish(args, jobs) -> int:
     say = (lambda m: print(m, file=sys.stderr, flush=True)) if args.json else (lambda m: print(m, flush=True))
     pending = jobs.pending
     if pending:

@@ -39,6 +39,10 @@ def add_parser(subparsers):
     r.add_argument("--workers-per-gpu", type=count(1), default=None,
                    help="CUDA: this many workers per GPU instead of one per CPU")
     r.add_argument("--gpus", type=_gpus, default=None, help="CUDA device indices, e.g. 0,1 (default: all)")
+    r.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
+                   help="judge on a Ray cluster: HOST:PORT of its head, local (a Ray in this process), or nothing "
+                   "(RAY_ADDRESS, or the cluster `ray start` made here); --workers is then per node (default: the "
+                   "node's Ray CPUs). Needs the ray extra; docs/cluster.md")
     r.add_argument("--timeout", type=parse_duration, default=300.0, help="per case (default 300s)")
     r.add_argument("--state", default=None, help="state dir (default runs/BACKEND-DEVICE-seedS)")
     r.add_argument("--corpus", default="corpus", help="corpus dir for new findings (default corpus/)")
@@ -73,25 +77,27 @@ def cmd(args) -> int:
     if why:
         error(why)
         return EXIT_BAD_INPUT
-    devices = _cuda_devices(args)
+    devices = _cuda_devices(args) if args.ray is None else None  # with --ray, each node's GPUs
     if isinstance(devices, str):
         error(devices)
         return EXIT_BAD_INPUT
-    sizing = size_pool(args.workers, devices, args.workers_per_gpu)
+    sizing = size_pool(args.workers, devices, args.workers_per_gpu) if args.ray is None else None
     cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, max_cases=args.max_cases,
                          time_limit=args.time, max_findings=args.max_findings, max_ops=args.max_ops,
                          families=tuple(args.families) if args.families else None,
                          ops=tuple(args.ops) if args.ops else None,
                          modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
                          state_dir=args.state or _default_state_dir(args), corpus_dir=args.corpus,
-                         workers=sizing.workers, devices=devices, workers_per_gpu=args.workers_per_gpu or 1,
+                         workers=sizing.workers if sizing else args.workers, devices=devices,
+                         workers_per_gpu=args.workers_per_gpu if args.ray is not None else args.workers_per_gpu or 1,
+                         ray=args.ray,
                          timeout=args.timeout, known_issues=args.known_issues, shrink=args.shrink,
                          triage=args.triage, sanitize=args.sanitize, shrink_budget=args.shrink_budget)
     limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
     limit += f" time={cfg.time_limit:.0f}s" if cfg.time_limit else ""
     print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed} {limit.strip()} "
           f"state={cfg.state_dir} corpus={cfg.corpus_dir}", flush=True)
-    print(f"shapefuzz run: {sizing.line()}", flush=True)
+    print(f"shapefuzz run: {sizing.line() if sizing else _ray_line(args)}", flush=True)
     printed = []
 
     def cases_done(summary):  # the summary as soon as the cases are done; follow-ups may go on after it
@@ -106,6 +112,11 @@ def cmd(args) -> int:
     try:
         res = run_campaign(cfg, on_cases_done=cases_done, wait=args.wait)
     except StateError as e:
+        error(str(e))
+        return EXIT_BAD_INPUT
+    except Exception as e:  # noqa: BLE001 - only the cluster's own error is one line; anything else is a bug
+        if type(e).__name__ != "RayError":
+            raise
         error(str(e))
         return EXIT_BAD_INPUT
     if not printed:
@@ -148,6 +159,10 @@ def _bad_options(args) -> str | None:
     """Why the options cannot run here, checked before anything is written; None when they can."""
     from fuzz.devices import is_cuda, parse
 
+    if args.ray is not None:
+        why = _bad_ray(args)
+        if why:
+            return why
     if is_cuda(args.device) and parse(args.device).index is not None:
         return (f"--device {args.device}: workers are pinned to GPUs by index; use --device cuda "
                 f"--gpus {parse(args.device).index}")
@@ -155,7 +170,28 @@ def _bad_options(args) -> str | None:
         return (f"--{'gpus' if args.gpus is not None else 'workers-per-gpu'} applies to --device cuda only "
                 "(on CPU, --workers N sets the workers)")
     why = _bad_menu(args)
-    return why or missing_device(args.device)
+    return why or (missing_device(args.device) if args.ray is None else None)  # --ray: the nodes' GPUs
+
+
+def _bad_ray(args) -> str | None:
+    """--ray: Ray installed, an address, and options that mean something on a cluster."""
+    from fuzz.campaign.ray_pool import bad_address, missing
+
+    if args.workers == 0:
+        return "--workers 0 judges in this process; with --ray, --workers N sets the workers of each node (N >= 1)"
+    if args.gpus is not None:
+        return ("--gpus picks GPUs of this machine; with --ray each node uses the GPUs its `ray start --num-gpus` "
+                "gives Ray")
+    return bad_address(args.ray) or missing()
+
+
+def _ray_line(args) -> str:
+    from fuzz.devices import is_cuda
+
+    per_node = f"--workers {args.workers} per node" if args.workers else (
+        f"{args.workers_per_gpu} per GPU of each node" if args.workers_per_gpu else
+        "per node: one per Ray CPU" + (" shared over its GPUs" if is_cuda(args.device) else ""))
+    return f"ray={args.ray} (workers {per_node}; driver: generation, state and corpus here)"
 
 
 def _bad_menu(args) -> str | None:

@@ -64,11 +64,13 @@ def known_forms(corpus: Corpus, entry: Entry, extra: list | None = None) -> list
 
 def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: float = 300.0,
            reruns: int = DEFAULT_RERUNS, reshrink: bool = False, write: bool = True, extra_forms: list | None = None,
-           log: Callable[[str], None] | None = None) -> Settlement:
+           log: Callable[[str], None] | None = None, shrinker: Callable | None = None) -> Settlement:
     """Shrink the entry unless it is shrunk already (`reshrink`: shrink an
     entry shrunk but not re-keyed again, e.g. by an older shrinker), then
     re-key it by its minimal signature, merging (`write`=False: compute the
-    key, write nothing). Raises CorpusError for an unreadable entry."""
+    key, write nothing). `shrinker`: what shrinks the entry instead of its
+    kind's shrink_entry, with its arguments (a Ray cluster's:
+    fuzz/campaign/ray_followup.py). Raises CorpusError for an unreadable entry."""
     entry = corpus.load(entry_dir)
     out = Settlement(source=entry.key)
     if entry.minimal and not reshrink:
@@ -79,8 +81,8 @@ def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: fl
     if not entry.shrunk or reshrink:
         forms = known_forms(corpus, entry, extra_forms)
         try:
-            res = kind.shrink_entry(entry.path, time_budget=time_budget, reruns=reruns, write=write,
-                                    timeout=timeout, onto=forms, log=log)
+            res = (shrinker or kind.shrink_entry)(entry.path, time_budget=time_budget, reruns=reruns, write=write,
+                                                  timeout=timeout, onto=forms, log=log)
         except ValueError as e:  # a step program that no longer reproduces, ...
             out.reason = str(e)
             return out

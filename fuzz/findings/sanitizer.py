@@ -46,10 +46,15 @@ def sanitize_entry(entry_dir: str, timeout: float = 600.0) -> str | None:
         text = first_report(r.stdout + r.stderr) or f"(no report; exit {r.returncode})"
     except subprocess.TimeoutExpired:
         text = f"(compute-sanitizer timed out after {timeout:.0f} s)"
+    write_report(entry_dir, text)
+    return text
+
+
+def write_report(entry_dir: str, text: str) -> None:
+    """sanitizer.txt of an entry (also where a run made elsewhere lands: fuzz/campaign/ray_followup.py)."""
     tmp = os.path.join(entry_dir, ".sanitizer.txt.tmp")
     with open(tmp, "w") as f:
         f.write(text + "\n")
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, os.path.join(entry_dir, "sanitizer.txt"))
-    return text

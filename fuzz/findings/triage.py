@@ -444,5 +444,10 @@ def triage_entry(entry_dir, *, evaluate: Evaluate | None = None, isolate: bool |
     else:
         rows = ablate(entry.program, bucket.key, evaluate=evaluate, signature_text=bucket.text)
     doc = ablation_document(rows, entry.program, entry.key, entry.signature.text)
-    write_atomic(Path(entry_dir) / "ablation.json", json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    write_ablation(entry_dir, doc)
     return doc
+
+
+def write_ablation(entry_dir, doc: dict) -> None:
+    """ablation.json of an entry (also where a triage computed elsewhere lands: fuzz/campaign/ray_followup.py)."""
+    write_atomic(Path(entry_dir) / "ablation.json", json.dumps(doc, indent=2, sort_keys=True) + "\n")
