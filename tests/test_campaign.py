@@ -183,7 +183,7 @@ def test_a_job_whose_runner_died_is_started_once_more_then_failed(tmp_path):
     assert run_pending(str(tmp_path), log=out.append) == 1
     jobs = JobLog(str(tmp_path)).refresh().jobs
     assert jobs["shrink:aaaaaaaaaaaa"].state == "skipped"  # ran again (no such entry here)
-    assert jobs["shrink:aaaaaaaaaaaa"].starts == 2 and "attempt 2" in out[0]
+    assert jobs["shrink:aaaaaaaaaaaa"].starts == 2 and any("attempt 2" in line for line in out)
     assert jobs["shrink:bbbbbbbbbbbb"].state == "failed" and "never finished" in jobs["shrink:bbbbbbbbbbbb"].detail
     assert run_pending(str(tmp_path), log=out.append) == 0  # nothing runs twice
     from fuzz.campaign.followup import _lock
@@ -220,7 +220,7 @@ def assert_settled(corpus, state, backend=None):
         program = json.load(open(e / "program.json"))
         assert sig.get("minimal") and "shrink" in meta, name
         assert json.load(open(e / "ablation.json"))["program"] == program, log[-3000:]
-        assert triaged.count(f"triaged {name}") == 1, triaged
+        assert [t.split(" (")[0] for t in triaged].count(f"triaged {name}") == 1, triaged  # t may end in " (where)"
         if backend:
             assert [o["op"] for o in program["ops"]] == MINIMAL_OPS[backend] and len(program["inputs"]) == 1
         for k in meta["variants"]:
@@ -269,6 +269,17 @@ def test_no_wait_leaves_followups_pending_and_followup_finishes_them(tmp_path):
                        text=True, timeout=900)
     assert f.returncode == 0 and "0 pending" in f.stdout, f.stdout[-2000:] + f.stderr[-2000:]
     assert len(assert_settled(corpus, state, "corrupt_large")) == 1
+    from fuzz.campaign.sizing import usable_cpus
+
+    if pending > 1 and usable_cpus() > 1:  # the drain runs jobs at once, one per CPU
+        running, most = set(), 0
+        for r in lines(state / "jobs.jsonl"):
+            if r["event"] == "started":
+                running.add(r["job"])
+                most = max(most, len(running))
+            elif r["event"] in ("done", "skipped", "failed", "aborted"):
+                running.discard(r["job"])
+        assert most > 1, "the follow-up drain ran one job at a time"
     again = subprocess.run([sys.executable, "-m", "fuzz", "followup", str(state)], env=env(), capture_output=True,
                            text=True, timeout=300)
     assert again.returncode == 0 and "0 pending" in again.stdout

@@ -13,7 +13,9 @@ entry was made under (the runner finds where the entry is now: it may have
 been merged). The campaign queues a new entry's jobs; one runner process
 (`python -m fuzz.campaign.followup STATE`) runs them beside the campaign, one
 at a time, shrinks before triages, each bounded by its timeout (the
-supervisor, FollowUps, kills a runner past it and fails the job). A job is
+supervisor, FollowUps, kills a runner past it and fails the job). Once the
+campaign's cases are done (or under `shapefuzz followup`), the runner runs
+several jobs at once, one per usable CPU (fuzz/campaign/followup_local.py). A job is
 done once: a job that was started and never finished (its runner was killed)
 is started again once, then failed; the supervisor stopping a runner itself
 (Ctrl-C) records "aborted", which does not count. Rerunning the campaign, or
@@ -38,6 +40,7 @@ TRIAGE_TIMEOUT = 1200.0  # seconds for one entry's whole ablation (about 15 vari
 MAX_STARTS = 2  # a job started this many times without finishing is failed
 RECYCLE_AFTER = 100  # jobs one runner process runs before a fresh one takes over (memory)
 BUSY = 75  # the runner's exit status when another runner holds the state dir (EX_TEMPFAIL)
+TIMEOUT_GRACE = 60.0  # seconds past a job's timeout before the supervisor kills its runner
 LINGER = 20.0  # seconds an idle runner waits for new jobs while its campaign runs
 _TERMINAL = ("done", "skipped", "failed")
 _FIRST = {"sanitize": 0, "shrink": 0, "triage": 1}  # the sanitizer runs the repro as found; triage the shrunk one
@@ -190,7 +193,7 @@ def run_job(job: Job, remote=None) -> tuple[str, str]:
                                             job.timeout(), gpu=_on_cuda(corpus, path)))
         else:
             triage_entry(path, timeout=float(job.params.get("timeout", 300.0)))
-        return "done", f"triaged {path.name}" + (" (on the cluster)" if remote is not None else "")
+        return "done", f"triaged {path.name}" + (f" ({remote.where})" if remote is not None else "")
     raise ValueError(f"unknown job type {job.type!r}")
 
 
@@ -248,22 +251,46 @@ def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_
     jobs = JobLog(state_dir)
     remote = None
     if ray is not None:
-        from fuzz.campaign.ray_followup import Remote, run_parallel
+        from fuzz.campaign.ray_followup import Remote
 
         try:
             remote = Remote(ray, log=log)
         except Exception as e:  # noqa: BLE001 - a runner that cannot join must still run the jobs (here)
             log(f"cannot join the Ray cluster at {ray} ({type(e).__name__}: {e}); running the jobs here")
-    if remote is not None:
-        try:
-            return run_parallel(jobs, remote, linger=linger, max_jobs=max_jobs, log=log, run_job=run_job,
-                                max_starts=MAX_STARTS, order=_FIRST, told_to_drain=_told_to_drain)
-        finally:
-            remote.close()
+    if remote is None:
+        from fuzz.campaign.sizing import usable_cpus
+
+        slots = usable_cpus()
+        ran, drain_in_parallel = _one_at_a_time(jobs, linger=linger, max_jobs=max_jobs, log=log, switch=slots > 1)
+        if not drain_in_parallel:
             lock.close()
+            return ran
+        from fuzz.campaign.followup_local import LocalRemote
+
+        remote, linger, max_jobs = LocalRemote(slots, log=log), 0.0, max_jobs - ran
+        log(f"--- draining: {slots} jobs at once")
+    else:
+        ran = 0
+    from fuzz.campaign.ray_followup import run_parallel
+
+    try:
+        return ran + run_parallel(jobs, remote, linger=linger, max_jobs=max_jobs, log=log, run_job=run_job,
+                                  max_starts=MAX_STARTS, order=_FIRST, told_to_drain=_told_to_drain)
+    finally:
+        remote.close()
+        lock.close()
+
+
+def _one_at_a_time(jobs: JobLog, *, linger: float, max_jobs: int, log, switch: bool) -> tuple[int, bool]:
+    """Run pending jobs one at a time, in this process: beside a campaign's
+    cases, follow-ups take one CPU. Returns (jobs run, whether to go on with
+    several at once): with `switch`, once the cases are done (told to drain)
+    and more than one job waits."""
     ran, idle_since, draining = 0, time.monotonic(), linger <= 0
     while ran < max_jobs:
         pending = jobs.refresh().pending()
+        if switch and len(pending) > 1 and (draining or _told_to_drain(0)):
+            return ran, True
         if not pending:
             if draining or time.monotonic() - idle_since > linger:
                 break
@@ -284,8 +311,7 @@ def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_
         jobs.append(job.id, event, detail=detail[:1000])
         ran += 1
         idle_since = time.monotonic()
-    lock.close()
-    return ran
+    return ran, False
 
 
 # -- the supervisor (in the campaign, or `shapefuzz followup`) ------------------------
@@ -330,7 +356,8 @@ class FollowUps:
             self.proc = None
         if self.proc is not None and self.ray is None:
             job = self._running()
-            if job is not None and time.time() - job.started_at > job.timeout():
+            # past the job's own limit and a grace: a runner with several jobs at once times them out itself
+            if job is not None and time.time() - job.started_at > job.timeout() + TIMEOUT_GRACE:
                 self._kill()
                 self.log.append(job.id, "failed", detail=f"timed out after {job.timeout():.0f} s")
         if self.proc is None and self.log.pending() and time.monotonic() >= self._next_spawn:

@@ -78,6 +78,8 @@ class Remote:
     """The runner's handle on the cluster: runs a job's compute() as a task and waits for it
     with the runner's lock released, so that other jobs' corpus writes go on meanwhile."""
 
+    where = "on the cluster"
+
     def __init__(self, address: str, log=print):
         self.log = log
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -156,7 +158,7 @@ def run_parallel(jobs, remote: Remote, *, linger: float, max_jobs: int, log, run
     def work(job, attempt: int) -> None:
         with remote.lock:
             jobs.append(job.id, "started", pid=os.getpid(), attempt=attempt)
-            log(f"--- {job.id} (on the cluster)" + (f" (attempt {attempt}: the last one never finished)"
+            log(f"--- {job.id} ({remote.where})" + (f" (attempt {attempt}: the last one never finished)"
                                                      if attempt > 1 else ""))
             try:
                 event, detail = run_job(job, remote)

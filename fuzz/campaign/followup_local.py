@@ -1,0 +1,104 @@
+"""Follow-up jobs computed in several local processes at once: the drain of a
+campaign's follow-ups (`shapefuzz followup STATE`, or a campaign whose cases
+are done) uses the machine's CPUs, not one runner's. A 20-minute campaign on
+a 16-CPU GPU box left 64 jobs pending for one runner, hours of work.
+
+The scheduling is the cluster's (fuzz/campaign/ray_followup.py run_parallel:
+a job waits while another job of its entry runs, a triage while its entry's
+shrink is pending, and every corpus write is made by the runner, one at a
+time); only where a job computes differs. Each job runs in a spawned process
+of its own session, on a private copy of the entry, and is killed with
+everything it started (sandbox workers) past its timeout.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+from fuzz.campaign.ray_followup import Remote, _compute, ship
+from fuzz.campaign.sizing import COMPILE_THREADS, OMP_THREADS, usable_cpus
+
+
+def _child(conn, env: dict, job_type: str, name: str, files: dict, params: dict, forms) -> None:
+    os.setpgrp()  # its own group: killed with its sandbox workers at a timeout
+    runner = os.getppid()
+
+    def watch():  # ... and with them when the runner dies (its own group kill no longer reaches here)
+        while os.getppid() == runner:
+            time.sleep(0.5)
+        os.killpg(0, signal.SIGKILL)
+
+    threading.Thread(target=watch, name="shapefuzz-followup-job-watch", daemon=True).start()
+    os.environ.update(env)
+    try:
+        result = (True, _compute(job_type, name, files, params, forms))
+    except BaseException as e:  # noqa: BLE001 - reported to the runner as the job's failure
+        result = (False, f"{type(e).__name__}: {e}")
+    conn.send(result)
+    conn.close()
+
+
+class LocalRemote:
+    """run_parallel's remote for this machine: `slots` jobs at once (default: the usable CPUs)."""
+
+    where = "in a process of its own"
+
+    def __init__(self, slots: int | None = None, log=print):
+        self._slots = max(1, slots or usable_cpus())
+        self.log = log
+        self.lock = threading.Lock()  # held by the runner's threads except while a job computes
+        # as the campaign's workers: one compile thread each, the CPUs' OMP threads shared (unless set by the user)
+        self._env = {} if COMPILE_THREADS in os.environ else {COMPILE_THREADS: "1"}
+        self._env.update({n: str(max(1, usable_cpus() // self._slots)) for n in OMP_THREADS if n not in os.environ})
+        self._ctx = mp.get_context("spawn")
+
+    def slots(self) -> int:
+        return self._slots
+
+    def run(self, job_type: str, entry_dir, params: dict, timeout: float, forms: list | None = None,
+            gpu: bool = False):
+        """_compute() in a process of its own (called with the lock held; released while it runs)."""
+        name = Path(entry_dir).name
+        recv, send = self._ctx.Pipe(duplex=False)
+        proc = self._ctx.Process(target=_child, args=(send, self._env, job_type, name, ship(entry_dir), params,
+                                                      forms), name=f"shapefuzz-followup-{name}")
+        proc.start()
+        send.close()
+        self.lock.release()
+        try:
+            if not recv.poll(timeout):
+                raise TimeoutError(f"timed out after {timeout:.0f} s")
+            try:
+                ok, value = recv.recv()
+            except EOFError:
+                raise RuntimeError(f"its process died ({_exit_text(proc)})") from None
+        finally:
+            if proc.is_alive():
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except OSError:
+                    proc.kill()
+            proc.join()
+            recv.close()
+            self.lock.acquire()
+        if not ok:
+            raise RuntimeError(value)
+        return value
+
+    shrinker = Remote.shrinker  # ships the shrink here and writes its result into the corpus, as on a cluster
+
+    def close(self) -> None:
+        pass
+
+
+def _exit_text(proc) -> str:
+    proc.join(1)
+    code = proc.exitcode
+    if code is not None and code < 0:
+        return f"signal {signal.Signals(-code).name}"
+    return f"exit {code}"
