@@ -326,3 +326,22 @@ def test_aliasing_backward_fullgraph_and_dynamo_settings_go_when_the_bug_needs_n
     q = r.program
     assert r.reproduced and all(x.alias is None and not x.mark_negative for x in q.inputs)
     assert (q.settings.backward, q.settings.fullgraph, q.settings.dynamo) == (False, False, {})
+
+
+def test_an_entry_keyed_by_an_older_signature_scheme_still_shrinks(tmp_path):
+    """signature.json may hold a key an older shapefuzz computed, which judging no longer
+    gives: the shrink is pinned to what the entry's program shows now (six CUDA entries of
+    corpus/ would not reshrink: "the program does not hit signature ...")."""
+    x = TensorInput(name="x0", shape=[2, "s0"], dtype="float64", marks=["static", "dynamic"])
+    p = program([("pad", ["x0"], {"mode": "constant", "pad": [1, 2], "value": 0.0}), ("relu", ["v0"], {})],
+                inputs=[x], sizes={"s0": [3, 12, 5]}, backend="fuzz.planted:storage_error_on_pad")
+    v = run_case(p)
+    corpus = Corpus(tmp_path / "corpus")
+    entry, _ = corpus.record(p, v, signature(v, p), env={})
+    from fuzz.findings.signature import Signature
+
+    old = Signature.of_text("compiled-only-error | RuntimeError | an older scheme's text")
+    (entry / "signature.json").write_text(json.dumps(old.to_dict()))
+    entry = entry.rename(entry.parent / old.key)
+    r = shrink_entry(entry, time_budget=60, reruns=1)
+    assert r.reproduced and r.ops_after == 1

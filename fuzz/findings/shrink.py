@@ -21,6 +21,7 @@ from typing import Callable
 from fuzz.program.ir import Program
 from fuzz.findings.shrink_compiled import COMPILED, canonical, cost, hypothesis_stage, max_rank, remove_ops
 from fuzz.findings.shrink_engine import Engine, ShrinkResult
+from fuzz.findings.signature import signature
 from fuzz.judge.verdict import Verdict
 from fuzz.judge.poison import needs_isolation
 
@@ -124,7 +125,9 @@ def shrink_entry(entry_dir, *, evaluate: Evaluate | None = None, time_budget: fl
             pool = WorkerPool(workers=1, timeout=timeout, rerun=False)
             evaluate = pool_evaluator(pool)
     try:
-        res = shrink(p, entry.bucket.key, evaluate=evaluate, time_budget=time_budget, reruns=reruns,
+        # pinned to what its program shows now: an entry recorded under an older signature
+        # scheme keeps that key in signature.json, which no judging gives any more
+        res = shrink(p, signature(entry.verdict, entry.program).key, evaluate=evaluate, time_budget=time_budget, reruns=reruns,
                      relax_families=relax_families, hypothesis_examples=hypothesis_examples, onto=onto, log=log)
     finally:
         if pool is not None:
