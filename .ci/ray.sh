@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The --ray tests: install the ray extra into .venv, then run tests/ray in one
-# process (each module starts a local Ray cluster of its own with `ray start`:
-# a head and worker nodes on 127.0.0.1; about 3 minutes on 2 cores).
+# process (the campaign tests start a local Ray cluster of their own with
+# `ray start`: a head and two worker nodes on this machine; the pytest run took
+# 3m20s on 2 cores with another job's load ~3, up to 5m30s with load 5-7).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SHAPEFUZZ_EXTRAS=ray bash scripts/setup.sh

@@ -197,7 +197,8 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                         rule = known.match(Signature(held.name, ""), v)
                     entry, is_new = (None, False)
                     if i not in state.finding_cases and rule is None:
-                        path, is_new = corpus.record(p, v, sig, origin=origin)
+                        # env.json: where it was judged (a Ray node), not where it was generated
+                        path, is_new = corpus.record(p, v, sig, origin=origin, env=info.get("env") or None)
                         entry = str(path)
                         if is_new:
                             result.new_entries.append(entry)

@@ -21,9 +21,12 @@ remote by the driver).
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import socket
+import subprocess
 import sys
+import threading
 
 
 class NodeJudge:
@@ -39,6 +42,19 @@ class NodeJudge:
         # the workdir (Inductor and Triton caches, worker logs) is local to the node: a temp dir the pool removes
         self.pool = WorkerPool(workers=workers, devices=devices, timeout=timeout, kind=named(kind),
                                recycle_after=recycle_after, env=env, threads=threads)
+        self.env = None  # this node's torch / CUDA / GPU, for the env.json of the entries its cases make
+        self._env_thread = threading.Thread(target=self._capture_env, name="shapefuzz-node-env", daemon=True)
+        self._env_thread.start()
+
+    def _capture_env(self) -> None:
+        # in a child process: torch and CUDA stay out of this one (the workers are spawned from it)
+        code = "import json; from fuzz.findings.corpus import capture_env; print(json.dumps(capture_env()))"
+        try:
+            r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+            env = json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else None
+        except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+            env = None
+        self.env = env if isinstance(env, dict) else {}
 
     def info(self) -> dict:
         import ray
@@ -46,12 +62,16 @@ class NodeJudge:
         return {"node_id": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(), "pid": os.getpid(),
                 "workers": self.pool.workers, "sizing": self.pool.sizing.line()}
 
-    def exchange(self, cases: list, wait: float) -> tuple[list, dict]:
+    def exchange(self, cases: list, wait: float) -> tuple[list, dict, dict | None]:
         """Queue `cases` ((case_id, program dict) pairs); return the results completed
-        so far ((case_id, verdict dict, info) triples) and the pool's worker restarts."""
+        so far ((case_id, verdict dict, info) triples), the pool's worker restarts and
+        the node's environment (None until known; known before the first result, when it can be)."""
         for case_id, program in cases:
             self.pool.submit(case_id, program)
-        return self.pool.collect(wait), dict(self.pool.restarts)
+        results = self.pool.collect(wait)
+        if results and self.env is None:
+            self._env_thread.join(60.0)
+        return results, dict(self.pool.restarts), self.env
 
     def close(self) -> None:
         self.pool.close()

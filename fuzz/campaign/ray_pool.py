@@ -135,6 +135,7 @@ class _Node:
     ended: float | None = None  # when it was lost or closed
     lost: bool = False
     restarts: dict = field(default_factory=dict)  # of its WorkerPool, cumulative
+    env: dict | None = None  # its torch / CUDA / GPU (fuzz.findings.corpus.capture_env), once known
 
 
 class RayPool:
@@ -243,7 +244,7 @@ class RayPool:
     def run(self, cases):
         """imap_unordered over the cluster: judge (case_id, program dict) pairs drawn lazily
         from `cases`; yield (case_id, verdict dict, info) as they complete, info naming
-        the node (info["node"])."""
+        the node (info["node"]) and its environment (info["env"]: the corpus's env.json; None if not known)."""
         ray = self._ray
         it = iter(cases)
         exhausted = False
@@ -302,13 +303,14 @@ class RayPool:
                     node.ready, node.started = True, time.monotonic()
                     self.note(f"ray: node {node.name} up ({got['host']}, {node.address}): {self._sizing(node, got)}")
                     continue
-                results, node.restarts = got
+                results, node.restarts, env = got
+                node.env = env or node.env
                 for case_id, verdict, info in results:
                     if node.in_flight.pop(case_id, None) is None:
                         continue  # not ours any more (cannot happen: a node's results come only through here)
                     node.cases += 1
                     self.completed += 1
-                    yield case_id, verdict, dict(info, node=node.name)
+                    yield case_id, verdict, dict(info, node=node.name, env=node.env)
 
     # -- what the driver reads ---------------------------------------------------------------
 

@@ -102,11 +102,14 @@ def entries(corpus):
 
 def test_follow_ups_are_computed_on_the_cluster_and_settle_as_without_ray(tmp_path, three_nodes, reference):
     """A planted storage error (seed 4, 12 cases): its entry is shrunk, re-keyed and triaged by tasks on
-    the cluster, written into the driver's corpus, and ends as the run without Ray ends it."""
+    the cluster, written into the driver's corpus, and ends as the run without Ray ends it. The campaign
+    (--no-wait) starts them; `shapefuzz followup --ray` finishes what it left."""
     backend, n = "fuzz.planted:storage_error_on_pad", 12
     ref = reference(backend, 4, n, followups=True)
     st, corpus = tmp_path / "st", fresh_corpus(tmp_path, "c")
-    run(run_cmd(st, corpus, n, backend, 4, ray=three_nodes.address, followups=True))
+    run(run_cmd(st, corpus, n, backend, 4, ray=three_nodes.address, followups=True) + ["--no-wait"])
+    f = run([sys.executable, "-m", "fuzz", "followup", str(st), "--ray", three_nodes.address])
+    assert "0 pending" in f.stdout, f.stdout[-3000:] + f.stderr[-3000:]
     log = open(st / "followup.log").read()
     assert "shrink of" in log and "triage of" in log and "computed on node" in log, log[-3000:]
     jobs = [r for r in lines(st / "jobs.jsonl") if r["event"] in ("done", "skipped", "failed")]
