@@ -67,6 +67,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("state")
     ap.add_argument("--top", type=int, default=15, help="rows per table")
+    ap.add_argument("--jsonl", help="also write one row per case (its features, seconds, outcome) here")
     args = ap.parse_args()
 
     from fuzz.campaign.generate import generate
@@ -82,6 +83,10 @@ def main() -> None:
     for i, row in cases.items():
         for f in features(progs[i]) + [f"recompiles={row.get('recompiles')}", f"outcome={row.get('outcome')}"]:
             by[f].append(row["seconds"])
+    if args.jsonl:
+        with open(args.jsonl, "w") as f:
+            for i, row in sorted(cases.items()):
+                f.write(json.dumps({**row, "features": features(progs[i])}) + "\n")
     mean = total / n
     print(f"{n} timed cases, {total:.0f} case-seconds, mean {mean:.2f} s "
           f"(compile {sum(r.get('compile_seconds', 0) for r in cases.values()) / total:.0%})")

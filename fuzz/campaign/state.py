@@ -287,7 +287,8 @@ class CampaignState:
                     node: str | None = None) -> None:
         rec = {"i": i, "outcome": verdict["outcome"], "seconds": round(worker_seconds or verdict.get("seconds", 0), 4),
                "compile_seconds": round(verdict.get("compile_seconds", 0.0), 4),
-               "recompiles": verdict.get("recompiles", 0)}
+               "recompiles": verdict.get("recompiles", 0),
+               "at": round(time.time(), 2)}  # when it was recorded: rates over a window (scripts/case_rate.py)
         if node is not None:  # --ray: the node that judged it
             rec["node"] = node
             self.node_cases[node] += 1
