@@ -141,7 +141,7 @@ def grads(outputs, inputs):
 
 
 def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_outputs, device="cpu",
-                 check_strides=True, dynamic_dims=(), backward=False):
+                 check_strides=True, dynamic_dims=(), backward=False, max_graphs=None):
     """Call `program` eagerly and `compiled` once per call of the schedule, up
     to the first call where they disagree or both raise. The float64 run of
     `program` is the reference only a disagreement needs: it is made then.
@@ -152,6 +152,10 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
 
     backward: once the outputs agree, the gradients (`grads`) are compared
     under the same rule; an error there has stage "backward".
+
+    max_graphs: once the calls so far have compiled this many graphs, the
+    later calls are not made (result "calls_run" says how many were). None:
+    every call.
 
     Returns a dict: status (a constant above); call (None when all agree);
     eager_error, compiled_error; bad_outputs, bad_inputs ([(index, kind,
@@ -164,6 +168,8 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
                   compiled_inputs=None, eager_inputs=None, compile_seconds=0.0)
     seen_keys = set()
     dynamic_dims = [tuple(x) for x in dynamic_dims]
+    graphs_at_start = _graphs() if max_graphs else 0
+    result["calls_run"] = calls
     for call in range(calls):
         # This order fixes what each call sees (one seeded generator per
         # make_inputs, the global RNG of random ops): keep it.
@@ -230,6 +236,9 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
                     result.update(here, status=RECOMPILE, graphs=(graphs_before, graphs_after), guards=reasons)
                     return result
             seen_keys.add(key)
+        if max_graphs and call + 1 < calls and _graphs() - graphs_at_start >= max_graphs:
+            result["calls_run"] = call + 1
+            break
     return result
 
 
