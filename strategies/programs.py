@@ -14,7 +14,7 @@ from fuzz.program.typecheck import input_info, over_limits
 
 from ._validate import check_range
 from .markings import dynamic_markings, mark_styles, symbol_marks
-from .settings import compile_options, dynamo_settings
+from .settings import compile_options, dynamo_settings, modes as mode_draws
 from .shapes import input_like, size_schedules, tensor_inputs
 
 CALL_CHOICES = (3, 4, 5)
@@ -122,7 +122,7 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
             x.marks = d(dynamic_markings(x.shape, by_symbol=by_symbol))
         data_dependent = any(OPS[c.op].family == "data" for c in calls_)
         settings = RunSettings(backend=backend, device=device, dynamic=d(st.sampled_from(dynamic_flags)),
-                               mode=d(st.sampled_from(modes)),
+                               mode=d(mode_draws(modes)),
                                options=d(compile_options(options_menu)) if takes_inductor_options(backend) else {},
                                fullgraph=d(st.sampled_from((False, False, True))), backward=backward,
                                dynamo=d(dynamo_settings(data_dependent=data_dependent)))

@@ -12,6 +12,12 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 MODES_CUDA = (None, "max-autotune-no-cudagraphs", "reduce-overhead", "max-autotune")
+# How often each mode is drawn, relative to the others (Hypothesis skews sampled_from: these give
+# about 57% default, 21% reduce-overhead, 14% max-autotune-no-cudagraphs, 8% max-autotune). Priced on the H100 (docs/benchmarks.md, 2026-11-25):
+# a max-autotune case costs 2x the mean (matrix ops under it 5x: GEMM templates), and of the 32 CUDA
+# bugs in corpus/ 27 reproduce in the default mode once shrunk, 3 need max-autotune-no-cudagraphs and 2
+# max-autotune. Every mode stays drawn; a mode left out gets weight 1.
+MODE_WEIGHTS = {None: 7, "reduce-overhead": 6, "max-autotune-no-cudagraphs": 3, "max-autotune": 4}
 
 # flag -> non-default values to try; each flag is independently on or off.
 OPTIONS_CUDA = {
@@ -54,14 +60,34 @@ def dynamo_settings(*, data_dependent: bool = False) -> st.SearchStrategy:
     return st.tuples(*(pick(k, v) for k, v in DYNAMO.items())).map(lambda pairs: dict(p for p in pairs if p))
 
 
+def modes(menu) -> st.SearchStrategy:
+    """One torch.compile mode of `menu`, drawn by MODE_WEIGHTS; shrinks
+    towards the first of `menu`. A menu of one mode draws it as before."""
+    menu = tuple(menu)
+    if len(menu) == 1:
+        return st.sampled_from(menu)
+    return st.sampled_from(tuple(m for m in menu for _ in range(MODE_WEIGHTS.get(m, 1))))
+
+
+# Each flag is on in about one draw of OPTION_ODDS: at one in two a case carried
+# 2.9 flags, and coordinate_descent_tuning and triton.cudagraphs add about 1 s
+# each to a case on the H100; the shrunk CUDA bugs of corpus/ need at most a few.
+OPTION_ODDS = 4
+# Flags drawn rarer still: coordinate_descent_tuning made a case 1.5x the mean on the H100 and no
+# shrunk bug of corpus/ needs it.
+OPTION_ODDS_OF = {"coordinate_descent_tuning": 8}
+
+
 def compile_options(menu: dict | None) -> st.SearchStrategy:
-    """A dict of Inductor config overrides drawn from `menu`. Shrinks towards
-    {} (each flag's draw is 'off' first)."""
+    """A dict of Inductor config overrides drawn from `menu`, each flag on
+    in one draw of OPTION_ODDS. Shrinks towards {} (each flag's draw is 'off'
+    first)."""
     if not menu:
         return st.just({})
 
     def pick(flag, values):
-        return st.sampled_from((None,) + tuple(values)).map(lambda v: (flag, v))
+        odds = OPTION_ODDS_OF.get(flag, OPTION_ODDS)
+        return st.sampled_from((None,) * (odds - 1) + tuple(values)).map(lambda v: (flag, v))
 
     return st.tuples(*(pick(k, v) for k, v in menu.items())).map(
         lambda pairs: {k: v for k, v in pairs if v is not None})

@@ -12,9 +12,9 @@ from fuzz.program.ir import MARKS
 from fuzz.program.layouts import LAYOUTS
 from fuzz.program.opdb import OPS, PAD_MODES
 from fuzz.program.typecheck import typecheck
-from strategies import dynamic_markings, pad_specs, pointwise_chains, programs, shapes, size_schedules, views
 
 from helpers import draw_programs
+from strategies import dynamic_markings, pad_specs, pointwise_chains, programs, shapes, size_schedules, views
 
 N = 400
 _cache = {}
@@ -183,3 +183,20 @@ def test_a_narrow_menu_still_draws_programs_of_its_ops():
     with none is rejected rather than returned without ops."""
     progs = draw_programs(30, seed=3, ops=["mm"], max_ops=2)
     assert all(p.ops and {o.op for o in p.ops} == {"mm"} for p in progs)
+
+
+def test_cuda_modes_and_flags_are_drawn_by_their_weights():
+    """The default CUDA campaign draws every mode and flag, the default mode
+    in most cases and max-autotune in few (strategies/settings.py prices them), each
+    flag in about one case of four; a menu of one mode draws it alone."""
+    from strategies.settings import OPTIONS_CUDA, MODES_CUDA
+
+    progs = draw_programs(400, seed=3, device="cuda", modes=MODES_CUDA, options_menu=OPTIONS_CUDA)
+    modes = collections.Counter(p.settings.mode for p in progs)
+    assert set(modes) == set(MODES_CUDA), modes
+    assert modes[None] > len(progs) / 2 and modes["max-autotune"] < len(progs) / 5, modes
+    flags = collections.Counter(k for p in progs for k in p.settings.options)
+    assert set(flags) == set(OPTIONS_CUDA), flags
+    assert all(n < len(progs) / 3 for n in flags.values()), flags
+    assert flags["coordinate_descent_tuning"] == min(flags.values()), flags
+    assert {p.settings.mode for p in draw_programs(30, seed=3, modes=("max-autotune",))} == {"max-autotune"}
