@@ -298,6 +298,24 @@ def test_a_corrupt_entry_is_reported_and_left_alone(tmp_path, command, damage, n
     assert snapshot(tmp_path / "corpus") == before
 
 
+def copy_entry(tmp_path, key) -> Path:
+    """A corpus entry of the repo's corpus, copied into a corpus of its own."""
+    import shutil
+
+    if not (ROOT / "corpus" / key).is_dir():
+        pytest.skip(f"the corpus has no entry {key}")
+    return Path(shutil.copytree(ROOT / "corpus" / key, tmp_path / "corpus" / key))
+
+
+def test_triage_of_a_cuda_entry_here_names_the_fix(tmp_path):
+    """Not an ablation.json of "Torch not compiled with CUDA enabled" rows over the entry's own."""
+    no_cuda()
+    entry = copy_entry(tmp_path, "02e71701a093")  # a CUDA entry
+    before = snapshot(tmp_path / "corpus")
+    bad_input(shapefuzz("triage", entry), "a program for cuda", "no CUDA device", "run it on a GPU machine")
+    assert snapshot(tmp_path / "corpus") == before
+
+
 @pytest.mark.parametrize("command", ["shrink", "report", "triage"])
 def test_a_dir_that_is_not_an_entry(tmp_path, command):
     (tmp_path / "notes.txt").write_text("hello")
