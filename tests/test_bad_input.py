@@ -316,6 +316,25 @@ def test_triage_of_a_cuda_entry_here_names_the_fix(tmp_path):
     assert snapshot(tmp_path / "corpus") == before
 
 
+def test_shrink_of_an_entry_this_machine_cannot_run_names_the_fix(tmp_path):
+    """As shrink of a case file: not a misleading 'not reproduced' (CUDA) or an unprefixed line (torch_xla)."""
+    import importlib.util
+
+    no_cuda()
+    entry = copy_entry(tmp_path, "02e71701a093")  # a CUDA entry
+    before = snapshot(tmp_path / "corpus")
+    bad_input(shapefuzz("shrink", entry, "--time-budget", "5"), "shapefuzz: a program for cuda", "no CUDA device",
+              "--device cpu")
+    assert snapshot(tmp_path / "corpus") == before
+    if importlib.util.find_spec("torch_xla") is not None:
+        return
+    entry = copy_entry(tmp_path, "07643e9791e8")  # a torch_xla step-program entry
+    before = snapshot(tmp_path / "corpus")
+    bad_input(shapefuzz("shrink", entry, "--time-budget", "5"), "shapefuzz: backend 'xla' needs torch_xla",
+              ".venv-xla/bin/python")
+    assert snapshot(tmp_path / "corpus") == before
+
+
 @pytest.mark.parametrize("command", ["shrink", "report", "triage"])
 def test_a_dir_that_is_not_an_entry(tmp_path, command):
     (tmp_path / "notes.txt").write_text("hello")
