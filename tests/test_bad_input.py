@@ -196,6 +196,30 @@ def test_a_torn_last_line_is_not_corruption(campaign, tmp_path):
     assert [json.loads(line)["i"] for line in (st / "cases.jsonl").read_text().splitlines()] == [0, 1]
 
 
+JOB = '{"job": "shrink:aaaaaaaaaaaa", "event": "queued", "type": "shrink", "entry": "aaaaaaaaaaaa", "time": 1.0}\n'
+
+
+@pytest.mark.parametrize("garbage,line", [("garbage\n", 1), ('{"job": "shrink:aaaaaaaaaaaa"}\n', 1),
+                                          ("[1, 2]\n", 1), (JOB + "{}\n", 2)], ids=["text", "fields", "list", "{}"])
+def test_a_corrupt_jobs_log_is_reported_and_never_overwritten(campaign, tmp_path, garbage, line):
+    st = copy_state(campaign, tmp_path)
+    (st / "jobs.jsonl").write_text(garbage + JOB)
+    before = snapshot(st)
+    bad_input(shapefuzz("stats", st), "jobs.jsonl", f"line {line}", "corrupt")
+    bad_input(run_state(tmp_path), "jobs.jsonl", f"line {line}")
+    bad_input(shapefuzz("followup", st), "jobs.jsonl", f"line {line}")
+    assert snapshot(st) == before and not (tmp_path / "corpus").exists()
+
+
+def test_a_torn_line_of_the_jobs_log_is_not_corruption(campaign, tmp_path):
+    """A kill mid-append leaves the start of a record; the next append closes it with a newline."""
+    st = copy_state(campaign, tmp_path)
+    (st / "jobs.jsonl").write_text('{"job": "shrink:aa\n' + JOB + '{"jo')
+    r = shapefuzz("stats", st, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["followups"]["pending"] == 1
+
+
 def test_a_second_run_on_a_state_dir_in_use_is_refused(campaign, tmp_path):
     st = copy_state(campaign, tmp_path)
     with open(st / "lock", "w") as lock:  # as a live run holds it
