@@ -220,6 +220,28 @@ def test_a_torn_line_of_the_jobs_log_is_not_corruption(campaign, tmp_path):
     assert json.loads(r.stdout)["followups"]["pending"] == 1
 
 
+def test_a_hit_on_an_entry_with_a_corrupt_meta_leaves_it_alone(tmp_path):
+    """The finding is recorded in the campaign's state; the entry's meta.json is reported, not replaced."""
+    def run(st):
+        return shapefuzz("run", "--backend", "fuzz.planted:corrupt_large", "--max-cases", "4", "--seed", "4",
+                         "--workers", "0", "--no-shrink", "--no-triage", "--state", tmp_path / st,
+                         "--corpus", tmp_path / "corpus")
+
+    first = run("st1")
+    entries = sorted((tmp_path / "corpus").iterdir())
+    assert first.returncode == 1 and entries, first.stdout[-2000:] + first.stderr[-2000:]
+    meta = entries[0] / "meta.json"
+    meta.write_text('{"hits": 7, "first_se')
+    before = snapshot(entries[0])
+    again = run("st2")  # the same cases: hits on the same entries
+    assert again.returncode == 1, again.stdout[-2000:] + again.stderr[-2000:]
+    assert {k: v for k, v in snapshot(entries[0]).items() if k != ".lock"} == before  # the hit's lock aside
+    assert f"warning: {entries[0]}: meta.json is unreadable" in again.stdout
+    assert again.stdout.count("meta.json is unreadable") == 1 and "Traceback" not in again.stderr
+    findings = [json.loads(line) for line in (tmp_path / "st2" / "findings.jsonl").read_text().splitlines()]
+    assert entries[0].name in [f["key"] for f in findings]
+
+
 def test_a_second_run_on_a_state_dir_in_use_is_refused(campaign, tmp_path):
     st = copy_state(campaign, tmp_path)
     with open(st / "lock", "w") as lock:  # as a live run holds it
