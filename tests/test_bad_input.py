@@ -272,6 +272,7 @@ def huge(shape, sizes=None):
 CASES = [
     (huge([2] * 64), ["rank 64", "limit of 8"]),
     (huge([100000] * 3), ["1000000000000000 elements", "2**24"]),
+    (huge([100000.0] * 3), ["dims must be ints", "100000.0"]),
     (huge(["s0"] * 3, {"s0": [3, 5000, 4]}), ["at call 1", "2**24"]),
     ({"outcome": "divergence", "stage": "compare", "where": "output 0"}, ["not a program", "verdict"]),
     ({"key": "abc", "text": "divergence"}, ["not a program", "signature"]),
@@ -309,8 +310,11 @@ def test_the_generator_stays_within_the_limits():
     (["--timeout", "-5"], ["--timeout", "positive"]),
     (["--device", "banana"], ["unknown device"]),
     (["--backend", "nosuch"], ["unknown backend"]),
+    (["--device", "cuda"], ["no CUDA device", "--device cpu"]),
 ])
 def test_check_refuses_a_bad_option(tmp_path, args, needles):
+    if args == ["--device", "cuda"]:
+        no_cuda()
     bad_input(shapefuzz("check", write_case(tmp_path / "case.json"), *args), *needles)
 
 
