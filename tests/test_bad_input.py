@@ -273,6 +273,7 @@ CASES = [
     (huge([2] * 64), ["rank 64", "limit of 8"]),
     (huge([100000] * 3), ["1000000000000000 elements", "2**24"]),
     (huge([100000.0] * 3), ["dims must be ints", "100000.0"]),
+    (huge(["s0"] * 3, {"s0": [100000.0] * 3}), ["sizes['s0']", "non-negative ints"]),
     (huge(["s0"] * 3, {"s0": [3, 5000, 4]}), ["at call 1", "2**24"]),
     ({"outcome": "divergence", "stage": "compare", "where": "output 0"}, ["not a program", "verdict"]),
     ({"key": "abc", "text": "divergence"}, ["not a program", "signature"]),
