@@ -196,6 +196,52 @@ def test_a_torn_last_line_is_not_corruption(campaign, tmp_path):
     assert [json.loads(line)["i"] for line in (st / "cases.jsonl").read_text().splitlines()] == [0, 1]
 
 
+JOB = '{"job": "shrink:aaaaaaaaaaaa", "event": "queued", "type": "shrink", "entry": "aaaaaaaaaaaa", "time": 1.0}\n'
+
+
+@pytest.mark.parametrize("garbage,line", [("garbage\n", 1), ('{"job": "shrink:aaaaaaaaaaaa"}\n', 1),
+                                          ("[1, 2]\n", 1), (JOB + "{}\n", 2)], ids=["text", "fields", "list", "{}"])
+def test_a_corrupt_jobs_log_is_reported_and_never_overwritten(campaign, tmp_path, garbage, line):
+    st = copy_state(campaign, tmp_path)
+    (st / "jobs.jsonl").write_text(garbage + JOB)
+    before = snapshot(st)
+    bad_input(shapefuzz("stats", st), "jobs.jsonl", f"line {line}", "corrupt")
+    bad_input(run_state(tmp_path), "jobs.jsonl", f"line {line}")
+    bad_input(shapefuzz("followup", st), "jobs.jsonl", f"line {line}")
+    assert snapshot(st) == before and not (tmp_path / "corpus").exists()
+
+
+def test_a_torn_line_of_the_jobs_log_is_not_corruption(campaign, tmp_path):
+    """A kill mid-append leaves the start of a record; the next append closes it with a newline."""
+    st = copy_state(campaign, tmp_path)
+    (st / "jobs.jsonl").write_text('{"job": "shrink:aa\n' + JOB + '{"jo')
+    r = shapefuzz("stats", st, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["followups"]["pending"] == 1
+
+
+def test_a_hit_on_an_entry_with_a_corrupt_meta_leaves_it_alone(tmp_path):
+    """The finding is recorded in the campaign's state; the entry's meta.json is reported, not replaced."""
+    def run(st):
+        return shapefuzz("run", "--backend", "fuzz.planted:corrupt_large", "--max-cases", "4", "--seed", "4",
+                         "--workers", "0", "--no-shrink", "--no-triage", "--state", tmp_path / st,
+                         "--corpus", tmp_path / "corpus")
+
+    first = run("st1")
+    entries = sorted((tmp_path / "corpus").iterdir())
+    assert first.returncode == 1 and entries, first.stdout[-2000:] + first.stderr[-2000:]
+    meta = entries[0] / "meta.json"
+    meta.write_text('{"hits": 7, "first_se')
+    before = snapshot(entries[0])
+    again = run("st2")  # the same cases: hits on the same entries
+    assert again.returncode == 1, again.stdout[-2000:] + again.stderr[-2000:]
+    assert {k: v for k, v in snapshot(entries[0]).items() if k != ".lock"} == before  # the hit's lock aside
+    assert f"warning: {entries[0]}: meta.json is unreadable" in again.stdout
+    assert again.stdout.count("meta.json is unreadable") == 1 and "Traceback" not in again.stderr
+    findings = [json.loads(line) for line in (tmp_path / "st2" / "findings.jsonl").read_text().splitlines()]
+    assert entries[0].name in [f["key"] for f in findings]
+
+
 def test_a_second_run_on_a_state_dir_in_use_is_refused(campaign, tmp_path):
     st = copy_state(campaign, tmp_path)
     with open(st / "lock", "w") as lock:  # as a live run holds it
@@ -226,6 +272,8 @@ def huge(shape, sizes=None):
 CASES = [
     (huge([2] * 64), ["rank 64", "limit of 8"]),
     (huge([100000] * 3), ["1000000000000000 elements", "2**24"]),
+    (huge([100000.0] * 3), ["dims must be ints", "100000.0"]),
+    (huge(["s0"] * 3, {"s0": [100000.0] * 3}), ["sizes['s0']", "non-negative ints"]),
     (huge(["s0"] * 3, {"s0": [3, 5000, 4]}), ["at call 1", "2**24"]),
     ({"outcome": "divergence", "stage": "compare", "where": "output 0"}, ["not a program", "verdict"]),
     ({"key": "abc", "text": "divergence"}, ["not a program", "signature"]),
@@ -263,8 +311,11 @@ def test_the_generator_stays_within_the_limits():
     (["--timeout", "-5"], ["--timeout", "positive"]),
     (["--device", "banana"], ["unknown device"]),
     (["--backend", "nosuch"], ["unknown backend"]),
+    (["--device", "cuda"], ["no CUDA device", "--device cpu"]),
 ])
 def test_check_refuses_a_bad_option(tmp_path, args, needles):
+    if args == ["--device", "cuda"]:
+        no_cuda()
     bad_input(shapefuzz("check", write_case(tmp_path / "case.json"), *args), *needles)
 
 
@@ -295,6 +346,43 @@ def test_a_corrupt_entry_is_reported_and_left_alone(tmp_path, command, damage, n
     before = snapshot(tmp_path / "corpus")
     extra = ["--write"] if command == "report" else []
     bad_input(shapefuzz(command, entry, *extra), str(entry), needle)
+    assert snapshot(tmp_path / "corpus") == before
+
+
+def copy_entry(tmp_path, key) -> Path:
+    """A corpus entry of the repo's corpus, copied into a corpus of its own."""
+    import shutil
+
+    if not (ROOT / "corpus" / key).is_dir():
+        pytest.skip(f"the corpus has no entry {key}")
+    return Path(shutil.copytree(ROOT / "corpus" / key, tmp_path / "corpus" / key))
+
+
+def test_triage_of_a_cuda_entry_here_names_the_fix(tmp_path):
+    """Not an ablation.json of "Torch not compiled with CUDA enabled" rows over the entry's own."""
+    no_cuda()
+    entry = copy_entry(tmp_path, "02e71701a093")  # a CUDA entry
+    before = snapshot(tmp_path / "corpus")
+    bad_input(shapefuzz("triage", entry), "a program for cuda", "no CUDA device", "run it on a GPU machine")
+    assert snapshot(tmp_path / "corpus") == before
+
+
+def test_shrink_of_an_entry_this_machine_cannot_run_names_the_fix(tmp_path):
+    """As shrink of a case file: not a misleading 'not reproduced' (CUDA) or an unprefixed line (torch_xla)."""
+    import importlib.util
+
+    no_cuda()
+    entry = copy_entry(tmp_path, "02e71701a093")  # a CUDA entry
+    before = snapshot(tmp_path / "corpus")
+    bad_input(shapefuzz("shrink", entry, "--time-budget", "5"), "shapefuzz: a program for cuda", "no CUDA device",
+              "--device cpu")
+    assert snapshot(tmp_path / "corpus") == before
+    if importlib.util.find_spec("torch_xla") is not None:
+        return
+    entry = copy_entry(tmp_path, "07643e9791e8")  # a torch_xla step-program entry
+    before = snapshot(tmp_path / "corpus")
+    bad_input(shapefuzz("shrink", entry, "--time-budget", "5"), "shapefuzz: backend 'xla' needs torch_xla",
+              ".venv-xla/bin/python")
     assert snapshot(tmp_path / "corpus") == before
 
 

@@ -173,12 +173,14 @@ def test_renamed_entry_and_stray_files(tmp_path):
     assert list(Corpus(tmp_path / "absent").entries()) == []
 
 
-def test_hit_repairs_a_broken_meta(tmp_path):
+def test_a_hit_leaves_a_broken_meta_as_it_is(tmp_path):
+    """A fresh meta.json would lose the entry's hits, variants, shrink and origin: reported, never rewritten."""
     c = Corpus(tmp_path)
     path, _ = record(c)
     (path / "meta.json").write_text("garbage")
-    record(c)
-    assert c.load(path).hits == 1
+    assert record(c) == (path, False)
+    assert (path / "meta.json").read_bytes() == b"garbage"
+    assert "meta.json is unreadable" in str(c.uncounted[path])
 
 
 def test_env_is_captured(tmp_path):

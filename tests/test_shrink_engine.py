@@ -214,6 +214,7 @@ def test_shrink_command_on_a_step_entry(tmp_path, monkeypatch, capsys):
     from fuzz.cli.shrink import add_parser
 
     monkeypatch.setattr(shrink_steps_mod, "fresh_evaluator", lambda *a, **k: fake_stale_read)
+    monkeypatch.setattr("fuzz.cli.shrink.cannot_run", lambda p: False)  # torch_xla is faked with the evaluator
     p = step_findings(1)[0]
     v = fake_stale_read(p)
     entry, _ = Corpus(tmp_path).record(p, v, signature(v, p), env={"test": True})

@@ -198,7 +198,10 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                     entry, is_new = (None, False)
                     if i not in state.finding_cases and rule is None:
                         # env.json: where it was judged (a Ray node), not where it was generated
+                        uncounted = len(corpus.uncounted)
                         path, is_new = corpus.record(p, v, sig, origin=origin, env=info.get("env") or None)
+                        if len(corpus.uncounted) > uncounted:  # once per entry
+                            progress.note(f"warning: {corpus.uncounted[path]}")
                         entry = str(path)
                         if is_new:
                             result.new_entries.append(entry)

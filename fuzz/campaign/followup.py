@@ -35,6 +35,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from fuzz.campaign.state import StateError
+
 SANITIZER_TIMEOUT = 600.0  # seconds for one compute-sanitizer re-run of a repro
 TRIAGE_TIMEOUT = 1200.0  # seconds for one entry's whole ablation (about 15 variants, a compile each)
 MAX_STARTS = 2  # a job started this many times without finishing is failed
@@ -44,6 +46,7 @@ TIMEOUT_GRACE = 60.0  # seconds past a job's timeout before the supervisor kills
 LINGER = 20.0  # seconds an idle runner waits for new jobs while its campaign runs
 _TERMINAL = ("done", "skipped", "failed")
 _FIRST = {"sanitize": 0, "shrink": 0, "triage": 1}  # the sanitizer runs the repro as found; triage the shrunk one
+_START = b'{"job": "'  # how every line JobLog.append writes begins
 
 
 @dataclass
@@ -80,8 +83,12 @@ class JobLog:
         self.path = os.path.join(state_dir, "jobs.jsonl")
         self.jobs: dict[str, Job] = {}
         self._offset = 0
+        self._lines = 0  # lines read so far, to name a bad one
 
     def refresh(self) -> "JobLog":
+        """Read the lines appended since the last refresh. StateError for a line
+        that is no record (a hand edit, another file), left unread: only a line
+        torn by a kill mid-write (a record's beginning; append closed it) is skipped."""
         try:
             with open(self.path, "rb") as f:
                 f.seek(self._offset)
@@ -89,12 +96,19 @@ class JobLog:
         except FileNotFoundError:
             return self
         end = data.rfind(b"\n") + 1  # a line without its newline is still being written (or torn)
-        for line in data[:end].splitlines():
+        for line in data[:end].split(b"\n")[:-1]:
             try:
                 self._apply(json.loads(line))
             except (ValueError, KeyError, TypeError):
-                continue  # a torn line from a kill mid-write
-        self._offset += end
+                # a torn line (a record's beginning), or an empty one (two appends closing one): skipped
+                torn = not line.strip() or line.startswith(_START) or _START.startswith(line)
+                if torn and not _is_json(line):
+                    self._offset, self._lines = self._offset + len(line) + 1, self._lines + 1
+                    continue
+                raise StateError(f"{self.path}: line {self._lines + 1} is not a record of this log ({line[:60]!r}); "
+                                 "the file is corrupt: fix or remove that line") from None
+            self._offset += len(line) + 1
+            self._lines += 1
         return self
 
     def _apply(self, r: dict) -> None:
@@ -145,6 +159,14 @@ class JobLog:
         for j in self.jobs.values():
             out["pending" if j.state not in _TERMINAL else j.state] += 1
         return out
+
+
+def _is_json(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
 
 
 # -- running a job (in the runner process) --------------------------------------------

@@ -205,6 +205,9 @@ class CampaignState:
                              "use another --state dir or the same flags")
         for log in _FIELDS:
             _read_jsonl(os.path.join(state_dir, log))
+        from fuzz.campaign.followup import JobLog  # lazy: it imports this module
+
+        JobLog(state_dir).refresh()  # jobs.jsonl: StateError when corrupt
         _read_json(os.path.join(state_dir, "state.json"), _SNAPSHOT_FIX)
         return old
 

@@ -120,15 +120,16 @@ def unknown_backend(name: str, device: str = "cpu") -> bool:
     return False
 
 
-def cannot_run(p) -> bool:
+def cannot_run(p, retarget: bool = True) -> bool:
     """True (after saying why and how to fix it) when this machine cannot judge p:
-    its backend cannot load, or the stack or device it needs is missing."""
+    its backend cannot load, or the stack or device it needs is missing.
+    retarget=False: the command has no --device to offer as the fix."""
     from fuzz.kinds import kind_of
 
     kind = kind_of(p)
     if unknown_backend(*kind.runs_on(p)):
         return True
-    missing = kind.unavailable(p)
+    missing = kind.unavailable(p, retarget=retarget)
     if missing:
         error(missing)
     return bool(missing)

@@ -65,6 +65,11 @@ def cmd(args) -> int:
     out = None
     try:
         if target.is_dir():
+            from fuzz.findings.corpus import Corpus
+
+            # as for a case file: a device or stack this machine lacks is bad input, not "not reproduced"
+            if cannot_run(override(Corpus(target.parent).load(target).program, args)):
+                return EXIT_BAD_INPUT
             res = kind.shrink_entry(target, write=not args.dry_run, **opts)
         else:
             p = override(load_case(str(target)), args)
@@ -75,7 +80,7 @@ def cmd(args) -> int:
             if res.reproduced:
                 _write(out, res.program)
     except ValueError as e:  # a bad case (ProgramError), not a finding, another bug
-        print(f"{target}: {e}", file=sys.stderr)
+        error(f"{target}: {e}")
         return EXIT_BAD_INPUT
     if args.json:
         print(json.dumps(res.to_dict(), indent=1))

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error, parse_duration, print_json
+from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, cannot_run, error, parse_duration, print_json
 
 
 def add_parser(subparsers):
@@ -25,7 +25,7 @@ def add_parser(subparsers):
 
 
 def cmd(args) -> int:
-    from fuzz.findings.corpus import CorpusError
+    from fuzz.findings.corpus import Corpus, CorpusError
     from fuzz.findings.triage import triage_entry
     from fuzz.kinds import kind_of_file
 
@@ -34,6 +34,10 @@ def cmd(args) -> int:
         error(f"{args.entry} is {kind.triage}")
         return EXIT_BAD_INPUT
     try:
+        # every variant would fail on a device (or backend) this machine lacks, and
+        # overwrite ablation.json with those failures: refuse before judging any
+        if cannot_run(Corpus(Path(args.entry).parent).load(args.entry).program, retarget=False):
+            return EXIT_BAD_INPUT
         doc = triage_entry(args.entry, isolate=args.isolate, timeout=args.timeout)
     except CorpusError as e:
         error(str(e))

@@ -189,6 +189,7 @@ class Corpus:
     def __init__(self, root="corpus"):
         self.root = Path(root)
         self.errors: list[CorpusError] = []  # filled by entries()
+        self.uncounted: dict[Path, CorpusError] = {}  # entries whose unreadable meta.json a hit left as it was
         self._index_cache = None
 
     def path_of(self, key: str) -> Path:
@@ -299,9 +300,13 @@ class Corpus:
                     try:
                         meta = json.loads((entry / "meta.json").read_text())
                         if not isinstance(meta, dict) or not isinstance(meta.get("hits"), int):
-                            raise ValueError("bad meta")
-                    except (OSError, ValueError):
-                        meta = {"first_seen": now, "hits": 0}  # repair rather than lose the hit
+                            raise ValueError("not an object with an int 'hits'")
+                    except (OSError, ValueError) as e:
+                        # never rewritten: a fresh meta.json would lose its hits, variants, shrink and origin
+                        why = " ".join(str(getattr(e, "strerror", None) or e).split())
+                        self.uncounted[entry] = CorpusError(entry, f"meta.json is unreadable ({why}): hits on it "
+                                                            "are not counted and it is left as it is; fix it")
+                        return entry
                     meta["hits"] += 1
                     meta["last_seen"] = now
                     variants = meta.get("variants")

@@ -45,8 +45,9 @@ class ProgramKind:
             raise ValueError(f"a {self.name} program has no backend or device to override")
         return p
 
-    def unavailable(self, p) -> str | None:
-        """Why this machine cannot judge p (a missing stack or device), or None."""
+    def unavailable(self, p, retarget: bool = True) -> str | None:
+        """Why this machine cannot judge p (a missing stack or device), or None;
+        retarget: the command takes --device, so the fix may name it."""
         return None
 
     def describe_run(self, p, v) -> str:

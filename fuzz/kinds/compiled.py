@@ -53,13 +53,13 @@ class CompiledKind(ProgramKind):
             p.settings.device = device
         return p
 
-    def unavailable(self, p) -> str | None:
+    def unavailable(self, p, retarget: bool = True) -> str | None:
         from fuzz import devices
 
         why = devices.missing(p.settings.device)
         if why:
             return (f"a program for {p.settings.device}, and {why} "
-                    "(run it on a GPU machine, or re-target it with --device cpu)")
+                    f"(run it on a GPU machine{', or re-target it with --device cpu' if retarget else ''})")
         return None
 
     def describe_run(self, p, v) -> str:

@@ -48,7 +48,7 @@ class StepKind(ProgramKind):
                              "--backend and --device do not apply to it")
         return p
 
-    def unavailable(self, p) -> str | None:
+    def unavailable(self, p, retarget: bool = True) -> str | None:
         if importlib.util.find_spec("torch_xla") is None:
             return ("a torch_xla entry: replay it with the torch_xla venv "
                     "(.venv-xla/bin/python -m fuzz replay, docs/xla.md)")
