@@ -35,7 +35,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from fuzz.campaign.state import StateError
+from fuzz.campaign.errors import StateError
 
 SANITIZER_TIMEOUT = 600.0  # seconds for one compute-sanitizer re-run of a repro
 TRIAGE_TIMEOUT = 1200.0  # seconds for one entry's whole ablation (about 15 variants, a compile each)

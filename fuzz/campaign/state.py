@@ -41,16 +41,13 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from fuzz.campaign.errors import StateError  # re-exported: callers import it from here
 from fuzz.files import write_atomic
 
 LOCK = "lock"
 # The fields each log's records must have, with their types.
 _FIELDS = {"cases.jsonl": {"i": int, "outcome": str}, "findings.jsonl": {"i": int, "outcome": str, "key": str},
            "batches.jsonl": {"batch": int, "produced": int, "keys": list}}
-
-
-class StateError(ValueError):
-    """The state directory belongs to another campaign, is in use, or is unreadable."""
 
 
 def _read_jsonl(path: str) -> list[dict]:
@@ -205,7 +202,7 @@ class CampaignState:
                              "use another --state dir or the same flags")
         for log in _FIELDS:
             _read_jsonl(os.path.join(state_dir, log))
-        from fuzz.campaign.followup import JobLog  # lazy: it imports this module
+        from fuzz.campaign.followup import JobLog  # lazy: it pulls in the follow-up runner
 
         JobLog(state_dir).refresh()  # jobs.jsonl: StateError when corrupt
         _read_json(os.path.join(state_dir, "state.json"), _SNAPSHOT_FIX)
