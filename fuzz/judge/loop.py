@@ -21,6 +21,10 @@ MISMATCH = "mismatch"  # outputs, or inputs after the call, differ
 STRIDE = "stride"  # values agree, an output's strides differ (only with check_strides)
 RECOMPILE = "recompile"  # a call that should reuse the compiled graph compiled another one
 GRADIENT = "gradient"  # outputs agree, the gradients of a loss of them do not
+# A case stops calling once its schedule has compiled this many graphs: a compile
+# was about 3.5 s of an H100 case (docs/benchmarks.md, 2026-11-25), and the calls
+# past a third graph, mostly static recompiles at one more size, 14% of case time.
+MAX_GRAPHS = 3
 SKIP_EXIT = 77  # exit status of a repro whose device this machine lacks: skipped, neither passed nor failed
 
 

@@ -23,11 +23,6 @@ from fuzz.program.ir import Program, ProgramError
 from fuzz.program.typecheck import typecheck
 
 _prepared = False
-# A case stops calling once its schedule has compiled this many graphs: a compile
-# was about 3.5 s of an H100 case (docs/benchmarks.md, 2026-11-25), and the
-# calls past a third graph were mostly static recompiles at one more size, 14% of
-# all case time. A finding's repro.py still runs the whole schedule.
-MAX_GRAPHS = 3
 
 
 def prepare_process() -> None:
@@ -65,7 +60,7 @@ def _run_once(p: Program, check_strides: bool, check_recompiles: bool) -> Verdic
         start = time.perf_counter()
         r = loop.run_schedule(compiled, prog.program, prog.make_inputs, prog.mark_inputs, p.calls, compare_outputs,
                               p.settings.device, check_strides, prog.dynamic_dims if check_recompiles else (),
-                              backward=prog.backward, max_graphs=MAX_GRAPHS)
+                              backward=prog.backward, max_graphs=loop.MAX_GRAPHS)
     v = _verdict(p, r)
     v.recompiles = counters["stats"]["unique_graphs"] - graphs_before
     v.seconds = time.perf_counter() - start

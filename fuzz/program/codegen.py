@@ -152,7 +152,7 @@ def main():
             setattr(torch._dynamo.config, key, value)
     compiled = {compile_expr}
     result = run_schedule(compiled, program, make_inputs, mark_inputs, len(SIZES), compare_outputs, DEVICE,
-                          dynamic_dims=DYNAMIC_DIMS, backward=BACKWARD)
+                          dynamic_dims=DYNAMIC_DIMS, backward=BACKWARD, max_graphs=MAX_GRAPHS)
     lines, failed = describe(result, SIZES)
     for line in lines:
         print(line)
