@@ -96,8 +96,11 @@ def minimal(strategy, condition):
         return find(strategy, condition, settings=S)
 
 
+# The exact-minimal searches draw from a menu of the op they look for and relu (the
+# op every other one shrinks to): over the whole op set the in-place search took
+# 256-377 s of CI for the same shrink order of inputs, sizes, marks and settings.
 def test_shrinks_to_minimal_reflect_pad():
-    p = minimal(programs(), lambda p: any(o.op == "pad" and o.params["mode"] == "reflect" for o in p.ops))
+    p = minimal(programs(ops=("relu", "pad")), lambda p: any(o.op == "pad" and o.params["mode"] == "reflect" for o in p.ops))
     # Exact op and operand; sizes reach 1 except, at times, one value of 3 (the
     # reflect width options depend on the sizes, which limits Hypothesis here).
     assert [(o.op, o.params) for o in p.ops] == [("pad", {"mode": "reflect", "pad": [0, 0]})]
@@ -112,14 +115,15 @@ def test_shrinks_to_minimal_reflect_pad():
 
 
 def test_shrinks_to_minimal_dynamic_marking():
-    p = minimal(programs(), lambda p: any("dynamic" in x.marks for x in p.inputs))
+    p = minimal(programs(ops=("relu", "add")), lambda p: any("dynamic" in x.marks for x in p.inputs))
     assert p.sizes == {"s0": [1, 1, 1]}
     assert [(x.shape, x.marks) for x in p.inputs] == [(["s0"], ["dynamic"])]
     assert [o.op for o in p.ops] == ["relu"]
 
 
 def test_shrinks_to_minimal_inplace_on_input():
-    p = minimal(programs(), lambda p: any(o.op == "add_" and o.args[0].startswith("x") for o in p.ops))
+    p = minimal(programs(ops=("relu", "add", "add_")),
+                lambda p: any(o.op == "add_" and o.args[0].startswith("x") for o in p.ops))
     # One op: add_ writes x0 and reads a second input (no shared storage with x0),
     # or, with one input, reads a computed value (the simplest being relu(x0)).
     assert [(o.op, o.args) for o in p.ops] in ([("add_", ["x0", "x1"])], [("relu", ["x0"]), ("add_", ["x0", "v0"])])
