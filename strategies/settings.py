@@ -12,11 +12,12 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 MODES_CUDA = (None, "max-autotune-no-cudagraphs", "reduce-overhead", "max-autotune")
-# How often each mode is drawn, relative to the others (Hypothesis skews sampled_from: these give
-# about 57% default, 21% reduce-overhead, 14% max-autotune-no-cudagraphs, 8% max-autotune). Priced on the H100 (docs/benchmarks.md, 2026-11-25):
-# a max-autotune case costs 2x the mean (matrix ops under it 5x: GEMM templates), and of the 32 CUDA
-# bugs in corpus/ 27 reproduce in the default mode once shrunk, 3 need max-autotune-no-cudagraphs and 2
-# max-autotune. Every mode stays drawn; a mode left out gets weight 1.
+# How often each mode is drawn, relative to the others (Hypothesis skews sampled_from: these
+# give about 57% default, 21% reduce-overhead, 14% max-autotune-no-cudagraphs, 8% max-autotune).
+# Priced on the H100 (docs/benchmarks.md, 2026-11-25): a max-autotune case costs 2x the mean
+# (matrix ops under it 5x: GEMM templates), and of the 32 CUDA bugs in corpus/ 27 reproduce in
+# the default mode once shrunk, 3 need max-autotune-no-cudagraphs and 2 max-autotune. Every
+# mode stays drawn; a mode left out gets weight 1.
 MODE_WEIGHTS = {None: 7, "reduce-overhead": 6, "max-autotune-no-cudagraphs": 3, "max-autotune": 4}
 
 # flag -> non-default values to try; each flag is independently on or off.

@@ -158,8 +158,7 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
     under the same rule; an error there has stage "backward".
 
     max_graphs: once the calls so far have compiled this many graphs, the
-    later calls are not made (result "calls_run" says how many were). None:
-    every call.
+    later calls are not made. None: every call.
 
     Returns a dict: status (a constant above); call (None when all agree);
     eager_error, compiled_error; bad_outputs, bad_inputs ([(index, kind,
@@ -173,7 +172,6 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
     seen_keys = set()
     dynamic_dims = [tuple(x) for x in dynamic_dims]
     graphs_at_start = _graphs() if max_graphs else 0
-    result["calls_run"] = calls
     for call in range(calls):
         # This order fixes what each call sees (one seeded generator per
         # make_inputs, the global RNG of random ops): keep it.
@@ -240,8 +238,7 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
                     result.update(here, status=RECOMPILE, graphs=(graphs_before, graphs_after), guards=reasons)
                     return result
             seen_keys.add(key)
-        if max_graphs and call + 1 < calls and _graphs() - graphs_at_start >= max_graphs:
-            result["calls_run"] = call + 1
+        if max_graphs and _graphs() - graphs_at_start >= max_graphs:
             break
     return result
 
