@@ -82,3 +82,34 @@ def test_checkpoints_need_every_batch_before_them():
     cp = gen.checkpoint(records, 140)
     assert (cp.batch, cp.produced, cp.seen) == (1, 50, {"a"})
     assert gen.checkpoint([], 10) == gen.Checkpoint()
+
+
+def test_the_next_batch_is_drawn_while_this_one_is_used():
+    """A campaign's driver must not stop at each batch boundary to draw: the
+    next batch is drawn in a thread while the current one is consumed (and
+    only when it will be needed); the stream is the one drawn in line."""
+    import threading
+
+    drawn = []
+
+    def spy(strategy, seed_, batch, size=gen.BATCH):
+        drawn.append((batch, threading.current_thread().name))
+        return in_line(strategy, seed_, batch, size)
+
+    in_line = gen._batch
+    stream = gen.generate(_STRATEGY, seed_=4, batch_size=10)
+    first = [next(stream).to_json() for _ in range(3)]
+    gen._batch = spy
+    try:
+        ahead = gen.generate(_STRATEGY, seed_=4, batch_size=10)
+        got = [next(ahead).to_json() for _ in range(3)]
+        for t in threading.enumerate():  # batch 1, started before program 0 was yielded
+            if t.name == "shapefuzz-generate":
+                t.join(30)
+        assert got == first and [b for b, _ in drawn] == [0, 1], drawn
+        assert all(name == "shapefuzz-generate" for _, name in drawn), drawn
+        drawn.clear()
+        assert len(list(gen.generate(_STRATEGY, seed_=4, count=10, batch_size=10))) == 10
+        assert [b for b, _ in drawn] == [0], drawn  # no batch drawn past `count`
+    finally:
+        gen._batch = in_line
