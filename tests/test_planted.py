@@ -42,6 +42,28 @@ def test_input_mutation_is_caught():
     assert v.outcome is Outcome.INPUT_MUTATION and v.where == "input x0"
 
 
+def test_a_stray_input_write_read_after_a_graph_break_is_the_input_mutation():
+    """masked_select breaks the graph: the planted write to x0 lands before the
+    eager masked_select reads x0, so the output diverges too. The verdict names
+    the write (the cause), as it does for relu: one bug, one minimal form."""
+    p = with_backend(program([("masked_select", ["x0"], {})]), "fuzz.planted:mutate_input")
+    v = run_case(p)
+    assert v.outcome is Outcome.INPUT_MUTATION and v.where == "input x0" and v.numbers["outputs_too"] == 1, v
+
+
+def test_a_wrong_output_beside_an_input_the_program_writes_stays_a_divergence():
+    """The input-first rule holds only for inputs no op writes: where relu_ writes
+    x0, a wrong x0 and a wrong output are one wrong value, reported at the output."""
+    from fuzz.judge import loop
+    from fuzz.judge.runner import _verdict
+
+    bad = [(0, "values", {"max_abs": 1.0})]
+    r = dict(status=loop.MISMATCH, call=0, bad_outputs=bad, bad_inputs=bad)
+    written = program([("relu_", ["x0"], {}), ("relu", ["v0"], {})])
+    assert _verdict(written, r).outcome is Outcome.DIVERGENCE
+    assert _verdict(program(RELU), r).outcome is Outcome.INPUT_MUTATION
+
+
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "fuzz.planted:passthrough"])
 def test_correct_backends_pass_hand_made_cases(backend):
     for ops in (RELU, PAD, [("add_", ["x0", "x1"], {})]):

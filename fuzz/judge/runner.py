@@ -70,7 +70,8 @@ def _run_once(p: Program, check_strides: bool, check_recompiles: bool) -> Verdic
 
 def _verdict(p: Program, r: dict) -> Verdict:
     """The Verdict of a loop.run_schedule result: the first disagreement
-    (outputs before inputs), expected compiler refusals as REJECTED."""
+    (outputs before inputs, unless an input no op writes was written),
+    expected compiler refusals as REJECTED."""
     status = r["status"]
     if status == loop.AGREE:
         return Verdict(outcome=Outcome.OK)
@@ -106,7 +107,8 @@ def _verdict(p: Program, r: dict) -> Verdict:
                                f"every marked-dynamic dim >= 2; marked: {_marks_text(p)}"
                                + "".join(f"; failed guard: {g}" for g in (r.get("guards") or [])[:3]),
                        numbers={"graphs": after}, **at)
-    if r["bad_outputs"]:
+    stray = _stray_writes(p, r["bad_inputs"])
+    if r["bad_outputs"] and not stray:
         i, kind, detail = r["bad_outputs"][0]
         where = f"output {i} ({p.outputs[i]})" if 0 <= i < len(p.outputs) else "outputs"
         numbers = _numbers(detail)
@@ -115,9 +117,27 @@ def _verdict(p: Program, r: dict) -> Verdict:
         return Verdict(outcome=COMPARE_OUTCOME[kind], stage=Stage.COMPARE, where=where,
                        message=f"{kind} mismatch: {detail}" if kind != "values" else "",
                        numbers=numbers, **at)
-    i, kind, detail = r["bad_inputs"][0]
+    i, kind, detail = (stray or r["bad_inputs"])[0]
+    numbers = _numbers(detail)
+    if r["bad_outputs"]:
+        numbers["outputs_too"] = len(r["bad_outputs"])
     return Verdict(outcome=Outcome.INPUT_MUTATION, stage=Stage.COMPARE, where=f"input {p.inputs[i].name}",
-                   message=f"{kind} mismatch after the call", numbers=_numbers(detail), **at)
+                   message=f"{kind} mismatch after the call", numbers=numbers, **at)
+
+
+def _stray_writes(p: Program, bad_inputs: list) -> list:
+    """The mismatched inputs that no op of `p` writes (nor a view of them):
+    the compiled code wrote where the program writes nothing. That write
+    comes first: a graph break's eager remainder reads it, so the outputs may
+    diverge because of it. Such a case is judged as the input mutation it is,
+    whatever ops sit after the break (one bug, one minimal form)."""
+    if not bad_inputs:
+        return []
+    from fuzz.program.opdb import OPS
+
+    env = typecheck(p)
+    written = {env[c.args[0]].root for c in p.ops if c.op in OPS and OPS[c.op].mutates}
+    return [bad for bad in bad_inputs if 0 <= bad[0] < len(p.inputs) and env[p.inputs[bad[0]].name].root not in written]
 
 
 def _marks_text(p: Program) -> str:
