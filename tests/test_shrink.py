@@ -345,3 +345,35 @@ def test_an_entry_keyed_by_an_older_signature_scheme_still_shrinks(tmp_path):
     entry = entry.rename(entry.parent / old.key)
     r = shrink_entry(entry, time_budget=60, reruns=1)
     assert r.reproduced and r.ops_after == 1
+
+
+def test_two_aliasing_inputs_shrink_to_one_op_over_a_plain_view():
+    """breaks_on_alias needs two inputs on one storage. From a half-precision
+    offset base and a window before it, each read by its own op: the dtype
+    moves for both at once, the window becomes a view of the whole base, and
+    the two ops become one op reading both (dropping either alone loses an
+    input, so op deletion cannot get there)."""
+    x0 = TensorInput(name="x0", shape=[], dtype="float16", layout="offset", offset=2)
+    x1 = TensorInput(name="x1", shape=[2], dtype="float16", alias={"of": "x0", "view": "before", "length": 2})
+    p = program([("nan_to_num", ["x0"], {}), ("nan_to_num", ["x1"], {})], inputs=[x0, x1], sizes={"s0": [1]},
+                backend="fuzz.planted:breaks_on_alias")
+    typecheck(p)
+    v = run_case(p, rerun=False)
+    assert v.is_finding, v
+    q = shrink(p, signature(v, p).key, time_budget=120).program
+    assert len(q.ops) == 1 and set(q.ops[0].args) == {x.name for x in q.inputs}, q.ops
+    assert [x.dtype for x in q.inputs] == ["float32"] * 2 and q.inputs[0].layout == "contiguous"
+    assert q.inputs[1].alias["view"] in ("same", "view"), q.inputs[1].alias
+
+
+def test_an_op_a_layout_bug_does_not_need_becomes_an_input_of_its_shape():
+    """wrong_strides needs a 2-d output, not the reduction that made one: amin
+    over the last dim of [s0, s0, 1] becomes NEUTRAL_OP on a [s0, s0] input."""
+    from fuzz.program.ir import NEUTRAL_OP
+
+    p = program([("amin", ["x0"], {"dim": -1, "keepdim": False})], shape=("s0", "s0", 1), sizes={"s0": [2, 3]},
+                backend="fuzz.planted:wrong_strides")
+    v = run_case(p, rerun=False)
+    assert v.outcome is Outcome.STRIDE, v
+    q = shrink(p, signature(v, p).key, time_budget=120).program
+    assert [c.op for c in q.ops] == [NEUTRAL_OP] and len(q.inputs) == 1 and len(q.inputs[0].shape) == 2, q

@@ -307,10 +307,11 @@ def test_signature_round_trip_and_key_shape():
 # -- minimal signatures ------------------------------------------------------------
 
 def test_the_neutral_op_is_in_the_op_database():
-    from fuzz.program.ir import NEUTRAL_FAMILY, NEUTRAL_OP
+    from fuzz.program.ir import NEUTRAL_BINARY, NEUTRAL_BINARY_FAMILY, NEUTRAL_FAMILY, NEUTRAL_OP
     from fuzz.program.opdb import OPS
 
     assert OPS[NEUTRAL_OP].family == NEUTRAL_FAMILY and OPS[NEUTRAL_OP].arity == 1
+    assert OPS[NEUTRAL_BINARY].family == NEUTRAL_BINARY_FAMILY and OPS[NEUTRAL_BINARY].arity == 2
 
 
 def test_minimal_signature_names_what_the_shrunk_program_needs():

@@ -56,7 +56,8 @@ import json
 import time
 from typing import Iterator
 
-from fuzz.program.ir import MARKS, NEUTRAL_OP, OpCall, Program, TensorInput
+from fuzz.program.ir import MARKS, NEUTRAL_BINARY, NEUTRAL_OP, OpCall, Program, TensorInput
+from fuzz.program.layouts import view_shape
 from fuzz.findings.shrink_engine import Engine, OutOfTime
 from fuzz.judge.verdict import Verdict
 
@@ -104,10 +105,14 @@ def _value_cost(v) -> int:
     return 1
 
 
+# An aliasing input's view, simplest first: the shrinker moves an alias towards "same".
+_VIEW_COST = {"same": 0, "view": 1, "transpose": 2, "narrow": 2, "before": 3}
+
+
 def _input_cost(x: TensorInput) -> int:
     c = (x.dtype != "float32") + 2 * (x.layout != "contiguous") + (x.layout_dim != 0) + (x.scale != 1.0)
     c += (x.offset != 3) + (x.step != 2) + bool(x.perm) + x.mark_negative + len(x.mark_range)
-    c += (3 + bool(x.alias.get("calls"))) if x.alias else 0
+    c += (3 + _VIEW_COST.get(x.alias.get("view"), 3) + bool(x.alias.get("calls"))) if x.alias else 0
     return c + sum(_MARK_COST.get(m, 3) for m in x.marks) + (1 if x.marks else 0)
 
 
@@ -150,6 +155,12 @@ def _tidy(p: Program) -> Program:
     for x in p.inputs:
         if x.marks and all(m == "static" for m in x.marks):
             x.marks = []
+    by_name = {x.name: x for x in p.inputs}
+    for x in p.inputs:  # an aliasing input's shape follows its base's (a rank or size step on the base)
+        base = by_name.get((x.alias or {}).get("of"))
+        shape = view_shape(x.alias, base) if base is not None else None
+        if shape is not None and len(shape) == len(x.marks or shape):
+            x.shape = shape
     return p
 
 
@@ -283,6 +294,65 @@ def _pass_neutral(p: Program) -> Iterator:
             q = copy.deepcopy(p)
             q.ops[i] = OpCall(op=NEUTRAL_OP, args=[c.args[0]], params={}, out=c.out)
             yield f"op {i} {c.op} -> {NEUTRAL_OP}", q
+    yield from _substitutions(p)
+    yield from _joins(p)
+
+
+def _substitutions(p: Program) -> Iterator:
+    """Op i -> NEUTRAL_OP on a fresh input shaped like op i's result: a bug
+    that needs a value of some shape (a layout bug needs a 2-d output, say)
+    does not need the op that made it, and NEUTRAL_OP on its own input keeps
+    the shape. Skipped where a dim of the result is neither a literal nor a
+    plain size symbol (it could not be an input's)."""
+    from fuzz.program.typecheck import typecheck  # lazy: pulls in the op database
+    from fuzz.program.ir import ProgramError
+
+    try:
+        env = typecheck(p)
+    except ProgramError:
+        return
+    names = {x.name for x in p.inputs}
+    fresh = next(f"x{k}" for k in range(len(p.inputs), len(p.inputs) + len(names) + 1) if f"x{k}" not in names)
+    for i, c in enumerate(p.ops):
+        if c.op == NEUTRAL_OP:
+            continue
+        info = env[c.out]
+        shape = []
+        for d in info.shape:
+            if d.is_symbol and d.base in p.sizes:
+                shape.append(d.base)
+            elif d.is_literal or len(set(d.values)) == 1:
+                shape.append(d.values[0] if d.values else d.const)
+            else:
+                break
+        else:
+            q = copy.deepcopy(p)
+            q.inputs.append(TensorInput(name=fresh, shape=shape, dtype=info.dtype))
+            q.ops[i] = OpCall(op=NEUTRAL_OP, args=[fresh], params={}, out=c.out)
+            yield f"op {i} {c.op} -> {NEUTRAL_OP} of a new input {fresh}{shape}", _tidy(q)
+
+
+def _joins(p: Program) -> Iterator:
+    """Two ops -> one NEUTRAL_BINARY of their first operands: a bug that needs
+    two inputs read (aliasing inputs, say) took two unary ops where one
+    binary op does, and dropping either op alone loses an input."""
+    n = len(p.ops)
+    if not 2 <= n <= 8:
+        return
+    first = {c.out: c.args[0] for c in p.ops}
+    names = {x.name for x in p.inputs} | set(first)
+    out = next(f"v{k}" for k in range(n, 2 * n + 2) if f"v{k}" not in names)
+    for i in range(n):
+        for j in range(i + 1, n):
+            a, b = p.ops[i].args[0], p.ops[j].args[0]
+            while b in first and b in (p.ops[i].out, p.ops[j].out):
+                b = first[b]
+            if a == b:
+                continue
+            q = remove_ops(p, {i, j}, 0)
+            q.ops.append(OpCall(op=NEUTRAL_BINARY, args=[a, b], params={}, out=out))
+            q.outputs = _leaves(q)
+            yield f"ops {i} {p.ops[i].op} and {j} {p.ops[j].op} -> one {NEUTRAL_BINARY}", _tidy(q)
 
 
 def _pass_inputs(p: Program) -> Iterator:
@@ -383,7 +453,25 @@ def _pass_sizes(p: Program) -> Iterator:
                 for w in _smaller_sizes(n):
                     q = copy.deepcopy(p)
                     q.inputs[i].shape[d] = w
-                    yield f"{x.name}: dim {d} {n} -> {w}", q
+                    yield f"{x.name}: dim {d} {n} -> {w}", _tidy(q)
+
+
+def _alias_group(p: Program, i: int) -> list:
+    """Indices of input i, the input it is a view of, and the inputs that are
+    views of either: one storage, so one dtype (a view has its base's)."""
+    names = {p.inputs[i].name}
+    if p.inputs[i].alias:
+        names.add(p.inputs[i].alias.get("of"))
+    return [j for j, x in enumerate(p.inputs) if x.name in names or (x.alias and x.alias.get("of") in names)]
+
+
+def _whole_view(q: Program, j: int, view: str) -> None:
+    """Input j (an alias) becomes a view of all of its base: the base itself
+    ("same": Dynamo sees one input) or a fresh view of it ("view": two)."""
+    x = q.inputs[j]
+    base = next(b for b in q.inputs if b.name == x.alias["of"])
+    x.alias = {"of": base.name, "view": view, **({"calls": x.alias["calls"]} if x.alias.get("calls") else {})}
+    x.shape = list(base.shape)
 
 
 def _pass_attrs(p: Program) -> Iterator:
@@ -395,13 +483,38 @@ def _pass_attrs(p: Program) -> Iterator:
             return _tidy(q)
         if x.dtype != "float32":
             yield f"{x.name}: dtype {x.dtype} -> float32", edit(dtype="float32")
+            group = _alias_group(p, i)
+            if len(group) > 1:  # aliasing inputs change dtype together
+                q = copy.deepcopy(p)
+                for j in group:
+                    q.inputs[j].dtype = "float32"
+                yield f"{x.name} and its aliases: dtype {x.dtype} -> float32", _tidy(q)
         if x.alias:
             yield f"{x.name}: its own storage, not {x.alias['of']}'s", edit(alias=None)
             if x.alias.get("calls"):
                 yield f"{x.name}: aliased at every call", edit(alias={k: v for k, v in x.alias.items() if k != "calls"})
+            for view in ("same", "view"):
+                if _VIEW_COST.get(x.alias.get("view"), 3) > _VIEW_COST[view]:
+                    q = copy.deepcopy(p)
+                    _whole_view(q, i, view)
+                    yield f"{x.name}: view {x.alias.get('view')} -> {view}", _tidy(q)
+                    # or the base takes the view's shape (a narrow window's, say): no dim grows
+                    q = copy.deepcopy(p)
+                    base = next(b for b in q.inputs if b.name == x.alias["of"])
+                    base.shape, base.marks = list(x.shape), list(x.marks)
+                    base.layout, base.layout_dim, base.offset, base.step, base.perm = "contiguous", 0, 3, 2, []
+                    _whole_view(q, i, view)
+                    yield f"{x.name}: view {x.alias.get('view')} -> {view} of a base of its shape", _tidy(q)
         if x.layout != "contiguous":
             yield f"{x.name}: layout {x.layout} -> contiguous", edit(layout="contiguous", layout_dim=0, offset=3,
                                                                      step=2, perm=[])
+            views = [j for j, v in enumerate(p.inputs) if v.alias and v.alias.get("of") == x.name
+                     and v.alias.get("view") == "before"]
+            for view in ("same", "view") if views else ():  # a view of what lies before an offset needs it
+                q = edit(layout="contiguous", layout_dim=0, offset=3, step=2, perm=[])
+                for j in views:
+                    _whole_view(q, j, view)
+                yield f"{x.name}: layout {x.layout} -> contiguous, its views -> {view}", _tidy(q)
         if (x.offset, x.step, x.perm) != (3, 2, []) and x.layout == "contiguous":
             yield f"{x.name}: unused layout fields reset", edit(offset=3, step=2, perm=[])
         if x.mark_negative:

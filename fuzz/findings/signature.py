@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 
 from fuzz.judge.verdict import Outcome, Verdict
-from fuzz.program.ir import NEUTRAL_FAMILY
+from fuzz.program.ir import NEUTRAL_BINARY_FAMILY, NEUTRAL_FAMILY
 
 # Bump when the bucketing changes, so old corpus entries can be re-bucketed.
 VERSION = 1
@@ -217,10 +217,10 @@ _FAMILIES_RE = re.compile(r"\| families: ([^|]*?) \|")
 def in_bucket(text: str, target_text: str, relax_families: bool = True) -> bool:
     """Whether signature `text` falls in the bucket `target_text`: equal, or
     (value outcomes, `relax_families`) equal but for a non-empty subset of the
-    target's op families, the neutral op's family allowed as well (the
-    shrinker puts NEUTRAL_OP in place of ops a bug does not need). The
-    shrinker accepts such programs, so a shrunk entry's program may carry
-    other families than its key was made from."""
+    target's op families, the neutral ops' families allowed as well (the
+    shrinker puts NEUTRAL_OP in place of ops a bug does not need, and
+    NEUTRAL_BINARY in place of two). The shrinker accepts such programs, so a
+    shrunk entry's program may carry other families than its key was made from."""
     if text == target_text:
         return True
     m, t = _FAMILIES_RE.search(text), _FAMILIES_RE.search(target_text)
@@ -228,7 +228,7 @@ def in_bucket(text: str, target_text: str, relax_families: bool = True) -> bool:
         return False
     fams, target = set(m.group(1).split(",")), set(t.group(1).split(","))
     same_rest = _FAMILIES_RE.sub("|", text) == _FAMILIES_RE.sub("|", target_text)
-    return same_rest and fams <= target | {NEUTRAL_FAMILY} and bool(fams - {"-"})
+    return same_rest and fams <= target | {NEUTRAL_FAMILY, NEUTRAL_BINARY_FAMILY} and bool(fams - {"-"})
 
 
 def _is_value(verdict: Verdict) -> bool:

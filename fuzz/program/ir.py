@@ -30,6 +30,11 @@ MAX_CALLS = 64  # calls in a size schedule
 # signature then names (tests/test_signature.py checks it against the op database).
 NEUTRAL_OP = "nan_to_num"
 NEUTRAL_FAMILY = "pointwise"
+# The op the shrinker puts in place of two ops that each read one operand a bug
+# needs (two aliasing inputs, say): one op reading both. Its family is allowed
+# in a bucket the way NEUTRAL_FAMILY is.
+NEUTRAL_BINARY = "add"
+NEUTRAL_BINARY_FAMILY = "binary"
 
 
 def dtype_class(dt: str) -> str:
