@@ -44,6 +44,7 @@ def fresh_corpus(tmp_path, name):
     return d
 
 
+@pytest.mark.campaign
 def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path):
     n = 40
     ref_state, ref_corpus = tmp_path / "ref", fresh_corpus(tmp_path, "ref_corpus")
@@ -120,6 +121,7 @@ def test_stats_on_a_missing_dir_is_a_clear_error(tmp_path):
     assert r.returncode == 2 and "not a campaign state dir" in r.stderr
 
 
+@pytest.mark.campaign
 def test_new_entries_are_shrunk_and_triaged_in_the_background(tmp_path):
     state, corpus = tmp_path / "st", fresh_corpus(tmp_path, "corpus")
     cmd = run_cmd(state, corpus, 25, backend="fuzz.planted:storage_error_on_pad", workers="0",
@@ -228,6 +230,7 @@ def assert_settled(corpus, state, backend=None):
     return entries_of(corpus)
 
 
+@pytest.mark.campaign
 @pytest.mark.parametrize("name", ["corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_odd_reflect"])
 def test_one_planted_bug_gives_one_entry_after_150_cases(tmp_path, name):
     """Default flags: new entries are shrunk beside the campaign, re-keyed by their minimal
@@ -256,6 +259,7 @@ def test_one_planted_bug_gives_one_entry_after_150_cases(tmp_path, name):
     print(f"{name}: {len(raw)} raw signatures -> {len(entries)} entries in {time.monotonic() - start:.0f} s")
 
 
+@pytest.mark.campaign
 def test_no_wait_leaves_followups_pending_and_followup_finishes_them(tmp_path):
     state, corpus = tmp_path / "st", fresh_corpus(tmp_path, "corpus")
     cmd = run_cmd(state, corpus, 12, workers="0", extra=("--no-wait",))
@@ -288,6 +292,7 @@ def test_no_wait_leaves_followups_pending_and_followup_finishes_them(tmp_path):
     assert bad.returncode == 2 and "not a campaign state dir" in bad.stderr
 
 
+@pytest.mark.campaign
 @pytest.mark.parametrize("kill_at", ["cases", "followups"])
 def test_sigkill_anywhere_then_rerun_settles_every_entry_once(tmp_path, kill_at):
     """corrupt_large, seed 4: five new entries in the first 12 cases, 18 in 40. Killed after 15 of

@@ -70,6 +70,7 @@ def test_run_reports_what_it_checked(tmp_path):
     assert "cases" in r.stdout and "5  (" in r.stdout
 
 
+@pytest.mark.campaign
 def test_run_with_planted_bug_records_corpus_entries(tmp_path):
     corpus = tmp_path / "corpus"
     r = shapefuzz("run", "--backend", "fuzz.planted:mutate_input", "--max-cases", "8", "--seed", "1",

@@ -60,6 +60,7 @@ def test_repro_reproduces_planted_bugs(backend, tmp_path):
     assert "FAIL: compiled and eager disagree" in r.stdout
 
 
+@pytest.mark.campaign
 def test_repro_agrees_with_in_process_verdicts(tmp_path):
     """Generated programs on a correct backend and on a planted one: the
     standalone script's exit status matches run_case's verdict."""

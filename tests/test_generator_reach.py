@@ -14,6 +14,8 @@ from fuzz.findings.shrink import shrink
 from fuzz.judge.verdict import Outcome
 from fuzz.program.opdb import OPS
 
+pytestmark = pytest.mark.campaign  # each test runs a campaign until a planted bug is reached
+
 
 def _finding(tmp_path, backend, outcome, seed=3):
     """The first new finding with `outcome` in a campaign of at most 300 cases

@@ -96,6 +96,7 @@ def _campaign(tmp_path, backend, seed, **kw):
     ("fuzz.planted:storage_error_on_pad", Outcome.COMPILED_ERROR),
     ("fuzz.planted:mutate_input", Outcome.INPUT_MUTATION),
 ])
+@pytest.mark.campaign
 def test_campaign_finds_each_planted_bug(tmp_path, backend, expected):
     summary, findings = _campaign(tmp_path, backend, seed=3, max_cases=300, max_findings=1)
     assert findings, f"no finding in {summary['cases']} cases"
@@ -106,6 +107,7 @@ def test_campaign_finds_each_planted_bug(tmp_path, backend, expected):
 
 # aot_eager is not here: it has real divergences (seed 7, torch 2.13 CPU: F.dropout's identity
 # return cloned by AOTAutograd, pytorch#115249; an output stride order on an overlapping input).
+@pytest.mark.campaign
 @pytest.mark.parametrize("backend", ["eager"])
 def test_correct_backends_give_no_findings_over_300_cases(tmp_path, backend):
     summary, findings = _campaign(tmp_path, backend, seed=7, max_cases=300)

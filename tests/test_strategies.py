@@ -99,6 +99,7 @@ def minimal(strategy, condition):
 # The exact-minimal searches draw from a menu of the op they look for and relu (the
 # op every other one shrinks to): over the whole op set the in-place search took
 # 256-377 s of CI for the same shrink order of inputs, sizes, marks and settings.
+@pytest.mark.campaign
 def test_shrinks_to_minimal_reflect_pad():
     p = minimal(programs(ops=("relu", "pad")), lambda p: any(o.op == "pad" and o.params["mode"] == "reflect" for o in p.ops))
     # Exact op and operand; sizes reach 1 except, at times, one value of 3 (the
@@ -114,6 +115,7 @@ def test_shrinks_to_minimal_reflect_pad():
     assert p.settings.dynamic is None and not p.settings.backward and not p.settings.fullgraph
 
 
+@pytest.mark.campaign
 def test_shrinks_to_minimal_dynamic_marking():
     p = minimal(programs(ops=("relu", "add")), lambda p: any("dynamic" in x.marks for x in p.inputs))
     assert p.sizes == {"s0": [1, 1, 1]}
@@ -121,6 +123,7 @@ def test_shrinks_to_minimal_dynamic_marking():
     assert [o.op for o in p.ops] == ["relu"]
 
 
+@pytest.mark.campaign
 def test_shrinks_to_minimal_inplace_on_input():
     p = minimal(programs(ops=("relu", "add", "add_")),
                 lambda p: any(o.op == "add_" and o.args[0].startswith("x") for o in p.ops))
