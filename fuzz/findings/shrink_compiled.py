@@ -15,14 +15,18 @@ Passes (in order, each resumed at its position after an accepted step):
              dependent ops dropped too; outputs are recomputed as the leaves
   neutral    replace an op by NEUTRAL_OP on its first argument (an op the bug
              does not need, only some op there: the minimal signature then
-             names the neutral op's family, whatever op the program had)
+             names the neutral op's family, whatever op the program had); or
+             by NEUTRAL_OP on a new input of its result's shape (the bug needs
+             a value of that shape, not the op); or two ops by one
+             NEUTRAL_BINARY reading both their first operands
   inputs     drop an unused input; merge an input into another value
   calls      keep only the failing call of the size schedule, else drop one call
   rank       drop a dim of an input (literal-1 dims first)
   symbols    merge one size symbol into another
   sizes      each size value (and literal dim) towards 1, 0, 2, 3, halving, -1, -2
-  attrs      dtype -> float32, layout -> contiguous, marks -> static /
-             maybe_dynamic, scale -> 1.0
+  attrs      dtype -> float32 (of a whole alias group too), layout ->
+             contiguous, an alias -> a view of its whole base, marks ->
+             static / maybe_dynamic, scale -> 1.0
   params     each op param towards its simplest value: pad mode -> constant,
              fewer pad pairs, widths -> small ints (size-relative -> literal),
              constants -> 0 / 1, casts -> float32, ...
