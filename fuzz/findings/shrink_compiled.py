@@ -60,8 +60,9 @@ import json
 import time
 from typing import Iterator
 
-from fuzz.program.ir import MARKS, NEUTRAL_BINARY, NEUTRAL_OP, OpCall, Program, TensorInput
-from fuzz.program.layouts import view_shape
+from fuzz.findings.program_edits import (_alias_group, _drop_dim, _joins, _rename, _substitutions, _tidy,
+                                         _whole_view, remove_ops)
+from fuzz.program.ir import MARKS, NEUTRAL_OP, OpCall, Program, TensorInput
 from fuzz.findings.shrink_engine import Engine, OutOfTime
 from fuzz.judge.verdict import Verdict
 
@@ -139,83 +140,6 @@ def cost(p: Program) -> tuple:
 
 
 # -- program edits -------------------------------------------------------------
-
-def _leaves(p: Program) -> list:
-    used = {a for c in p.ops for a in c.args}
-    out = [c.out for c in p.ops if c.out not in used]
-    return out or ([p.ops[-1].out] if p.ops else [p.inputs[0].name])
-
-
-def _tidy(p: Program) -> Program:
-    """Drop size symbols no input uses (one stays: it carries the call count)
-    and all-static marks."""
-    used = {d for x in p.inputs for d in x.shape if isinstance(d, str)}
-    if p.sizes:
-        keep = {k: v for k, v in p.sizes.items() if k in used}
-        if not keep:
-            k0 = next(iter(p.sizes))
-            keep = {k0: p.sizes[k0]}
-        p.sizes = keep
-    for x in p.inputs:
-        if x.marks and all(m == "static" for m in x.marks):
-            x.marks = []
-    by_name = {x.name: x for x in p.inputs}
-    for x in p.inputs:  # an aliasing input's shape follows its base's (a rank or size step on the base)
-        base = by_name.get((x.alias or {}).get("of"))
-        shape = view_shape(x.alias, base) if base is not None else None
-        if shape is not None and len(shape) == len(x.marks or shape):
-            x.shape = shape
-    return p
-
-
-def remove_ops(p: Program, drop: set, rewire: int | None = 0) -> Program:
-    """p without the ops at indices `drop`. rewire=k: uses of a dropped op's
-    result read its k-th argument instead (transitively); rewire=None: ops that
-    depend on a dropped result are dropped too. Outputs become the leaves."""
-    q = copy.deepcopy(p)
-    subst: dict = {}
-    dead: set = set()
-    ops = []
-    for i, c in enumerate(q.ops):
-        args = [subst.get(a, a) for a in c.args]
-        if i in drop or (rewire is None and any(a in dead for a in args)):
-            if rewire is None:
-                dead.add(c.out)
-            else:
-                subst[c.out] = args[min(rewire, len(args) - 1)]
-            continue
-        c.args = args
-        ops.append(c)
-    q.ops = ops
-    q.outputs = _leaves(q)
-    return _tidy(q)
-
-
-def _rename(p: Program, mapping: dict) -> Program:
-    q = copy.deepcopy(p)
-    for x in q.inputs:
-        x.name = mapping.get(x.name, x.name)
-    for c in q.ops:
-        c.args = [mapping.get(a, a) for a in c.args]
-        c.out = mapping.get(c.out, c.out)
-    q.outputs = [mapping.get(o, o) for o in q.outputs]
-    return q
-
-
-def _drop_dim(x: TensorInput, d: int) -> TensorInput:
-    x = copy.deepcopy(x)
-    del x.shape[d]
-    if x.marks:
-        del x.marks[d]
-    if x.layout == "expanded":
-        if x.layout_dim == d or not x.shape:
-            x.layout, x.layout_dim = "contiguous", 0
-        elif x.layout_dim > d:
-            x.layout_dim -= 1
-    if x.layout == "transposed" and len(x.shape) < 2:
-        x.layout = "contiguous"
-    return x
-
 
 def _smaller_sizes(v: int) -> list:
     out = []
@@ -300,63 +224,6 @@ def _pass_neutral(p: Program) -> Iterator:
             yield f"op {i} {c.op} -> {NEUTRAL_OP}", q
     yield from _substitutions(p)
     yield from _joins(p)
-
-
-def _substitutions(p: Program) -> Iterator:
-    """Op i -> NEUTRAL_OP on a fresh input shaped like op i's result: a bug
-    that needs a value of some shape (a layout bug needs a 2-d output, say)
-    does not need the op that made it, and NEUTRAL_OP on its own input keeps
-    the shape. Skipped where a dim of the result is neither a literal nor a
-    plain size symbol (it could not be an input's)."""
-    from fuzz.program.typecheck import typecheck  # lazy: pulls in the op database
-    from fuzz.program.ir import ProgramError
-
-    try:
-        env = typecheck(p)
-    except ProgramError:
-        return
-    names = {x.name for x in p.inputs}
-    fresh = next(f"x{k}" for k in range(len(p.inputs), len(p.inputs) + len(names) + 1) if f"x{k}" not in names)
-    for i, c in enumerate(p.ops):
-        if c.op == NEUTRAL_OP:
-            continue
-        info = env[c.out]
-        shape = []
-        for d in info.shape:
-            if d.is_symbol and d.base in p.sizes:
-                shape.append(d.base)
-            elif d.is_literal or len(set(d.values)) == 1:
-                shape.append(d.values[0] if d.values else d.const)
-            else:
-                break
-        else:
-            q = copy.deepcopy(p)
-            q.inputs.append(TensorInput(name=fresh, shape=shape, dtype=info.dtype))
-            q.ops[i] = OpCall(op=NEUTRAL_OP, args=[fresh], params={}, out=c.out)
-            yield f"op {i} {c.op} -> {NEUTRAL_OP} of a new input {fresh}{shape}", _tidy(q)
-
-
-def _joins(p: Program) -> Iterator:
-    """Two ops -> one NEUTRAL_BINARY of their first operands: a bug that needs
-    two inputs read (aliasing inputs, say) took two unary ops where one
-    binary op does, and dropping either op alone loses an input."""
-    n = len(p.ops)
-    if not 2 <= n <= 8:
-        return
-    first = {c.out: c.args[0] for c in p.ops}
-    names = {x.name for x in p.inputs} | set(first)
-    out = next(f"v{k}" for k in range(n, 2 * n + 2) if f"v{k}" not in names)
-    for i in range(n):
-        for j in range(i + 1, n):
-            a, b = p.ops[i].args[0], p.ops[j].args[0]
-            while b in first and b in (p.ops[i].out, p.ops[j].out):
-                b = first[b]
-            if a == b:
-                continue
-            q = remove_ops(p, {i, j}, 0)
-            q.ops.append(OpCall(op=NEUTRAL_BINARY, args=[a, b], params={}, out=out))
-            q.outputs = _leaves(q)
-            yield f"ops {i} {p.ops[i].op} and {j} {p.ops[j].op} -> one {NEUTRAL_BINARY}", _tidy(q)
 
 
 def _pass_inputs(p: Program) -> Iterator:
@@ -458,24 +325,6 @@ def _pass_sizes(p: Program) -> Iterator:
                     q = copy.deepcopy(p)
                     q.inputs[i].shape[d] = w
                     yield f"{x.name}: dim {d} {n} -> {w}", _tidy(q)
-
-
-def _alias_group(p: Program, i: int) -> list:
-    """Indices of input i, the input it is a view of, and the inputs that are
-    views of either: one storage, so one dtype (a view has its base's)."""
-    names = {p.inputs[i].name}
-    if p.inputs[i].alias:
-        names.add(p.inputs[i].alias.get("of"))
-    return [j for j, x in enumerate(p.inputs) if x.name in names or (x.alias and x.alias.get("of") in names)]
-
-
-def _whole_view(q: Program, j: int, view: str) -> None:
-    """Input j (an alias) becomes a view of all of its base: the base itself
-    ("same": Dynamo sees one input) or a fresh view of it ("view": two)."""
-    x = q.inputs[j]
-    base = next(b for b in q.inputs if b.name == x.alias["of"])
-    x.alias = {"of": base.name, "view": view, **({"calls": x.alias["calls"]} if x.alias.get("calls") else {})}
-    x.shape = list(base.shape)
 
 
 def _pass_attrs(p: Program) -> Iterator:
