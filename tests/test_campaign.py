@@ -21,6 +21,12 @@ def run_cmd(state, corpus, n, backend=PLANTED, workers="1", extra=("--no-shrink"
             "--state", str(state), "--corpus", str(corpus), "--workers", workers] + list(extra)
 
 
+def default_sigint():
+    """In the child: Ctrl-C as at a terminal, even under a launcher that ignores
+    SIGINT (a shell's `cmd &` without job control), which children inherit."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def env():
     return dict(os.environ, PYTHONPATH=ROOT)
 
@@ -80,7 +86,7 @@ def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path):
 def test_ctrl_c_stops_cleanly_and_stats_reads_state(tmp_path):
     state, corpus = tmp_path / "st", fresh_corpus(tmp_path, "corpus")
     proc = subprocess.Popen(run_cmd(state, corpus, 500, backend="eager"), env=env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=default_sigint)
     deadline = time.time() + 600
     while len(lines(state / "cases.jsonl")) < 3 and time.time() < deadline:
         time.sleep(0.2)

@@ -209,7 +209,8 @@ def test_parent_interrupted_or_killed_leaves_no_orphans(sig, tmp_path):
     runs in the parent; each worker notices and exits within a second or so."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(tmp_path)], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+                            stderr=subprocess.DEVNULL, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # not an inherited SIG_IGN
     try:
         pids = [int(x) for x in proc.stdout.readline().split()]
         assert pids and all(alive(p) for p in pids)
