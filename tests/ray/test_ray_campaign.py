@@ -153,7 +153,8 @@ def test_ctrl_c_stops_a_ray_local_campaign_cleanly(tmp_path):
     as without Ray: exit 130, the state saved, and nothing of the run left behind."""
     st = tmp_path / "st"
     proc = subprocess.Popen(run_cmd(st, fresh_corpus(tmp_path, "c"), 500, ray="local"), env=env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # not an inherited SIG_IGN
     deadline = time.time() + 240
     while len(lines(st / "cases.jsonl")) < 3 and proc.poll() is None and time.time() < deadline:
         time.sleep(0.2)
