@@ -139,7 +139,7 @@ def cost(p: Program) -> tuple:
             p.calls, len(p.sizes), sizes, attrs, params, len(p.outputs), _names_off(p), len(canonical(p)))
 
 
-# -- program edits -------------------------------------------------------------
+# -- simpler values (the program edits live in program_edits.py) ---------------
 
 def _smaller_sizes(v: int) -> list:
     out = []
