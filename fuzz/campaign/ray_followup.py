@@ -157,7 +157,6 @@ def run_parallel(jobs, remote: Remote, *, linger: float, max_jobs: int, log, run
 
     def work(job, attempt: int) -> None:
         with remote.lock:
-            jobs.append(job.id, "started", pid=os.getpid(), attempt=attempt)
             log(f"--- {job.id} ({remote.where})" + (f" (attempt {attempt}: the last one never finished)"
                                                      if attempt > 1 else ""))
             try:
@@ -186,8 +185,10 @@ def run_parallel(jobs, remote: Remote, *, linger: float, max_jobs: int, log, run
                     jobs.append(job.id, "failed",
                                 detail=f"started {job.starts} times and never finished (runner killed)")
                     continue
-                t = threading.Thread(target=work, args=(job, job.unfinished_starts + 1), daemon=True,
-                                     name=f"followup-{job.id}")
+                attempt = job.unfinished_starts + 1
+                # logged here, not in the thread: the log's order is the order of dispatch
+                jobs.append(job.id, "started", pid=os.getpid(), attempt=attempt)
+                t = threading.Thread(target=work, args=(job, attempt), daemon=True, name=f"followup-{job.id}")
                 running[job.id] = t
                 busy.add(target(job))
                 t.start()
