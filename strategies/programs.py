@@ -24,8 +24,8 @@ _MORE = (False, True, True, True)
 # matrices, NCHW tensors) and are where dynamic-shape consumers of pads and
 # views break. Listed after the simple ones, so shrinking still moves away.
 FAMILY_WEIGHTS = {"matrix": 3, "nn": 2, "index": 2, "resample": 2}
-# How often a case judges gradients too: never first (shrinks to forward only).
-_BACKWARD = (False, False, False, True)
+# A case judges gradients too in one draw of `backward_every` (strategies/settings.py
+# prices it by device); never first, so a program shrinks to forward only.
 # Whether a second or third operand is a fresh input when a value would fit too.
 _FRESH = (False, False, True)
 
@@ -46,7 +46,7 @@ class GenerationBug(AssertionError):
 def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1, max_ops: int = 6,
              max_inputs: int = 3, max_rank: int = 5, families=FAMILIES, dtypes=D.ALL,
              modes=(None,), dynamic_flags=(None, True, False), max_symbols: int = 3,
-             ops=None, options_menu: dict | None = None) -> st.SearchStrategy:
+             ops=None, options_menu: dict | None = None, backward_every: int = 4) -> st.SearchStrategy:
     """Programs valid for every call of their size schedule.
 
     `modes` and `options_menu` (see strategies/settings.py) sample
@@ -57,6 +57,8 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
     (pointwise, binary, pads, views, reductions, cat, in-place), and
     each op reading the most recent value."""
     check_range("min_ops", min_ops, "max_ops", max_ops)
+    check_range("backward_every", 1, "backward_every", backward_every, floor=1)
+    backward_draws = (False,) * (backward_every - 1) + (True,)
     check_range("max_inputs", 1, "max_inputs", max_inputs, floor=1)
     check_range("max_symbols", 1, "max_symbols", max_symbols, floor=1)
     check_range("max_rank", 0, "max_rank", max_rank)
@@ -85,7 +87,7 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
         n_inputs = d(st.integers(1, max_inputs))
         inputs = [d(tensor_inputs(sizes, name=f"x{i}", dtypes=dtypes, max_rank=max_rank)) for i in range(n_inputs)]
         # A backward case: drawn before the ops, which it limits to differentiable ones that write no input.
-        backward = d(st.sampled_from(_BACKWARD))
+        backward = d(st.sampled_from(backward_draws))
         alias = d(aliases(inputs, sizes, calls, name=f"x{n_inputs}"))
         if alias is not None:
             inputs.append(alias)

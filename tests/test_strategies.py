@@ -207,3 +207,19 @@ def test_cuda_modes_and_flags_are_drawn_by_their_weights():
     assert all(n < len(progs) / 3 for n in flags.values()), flags
     assert flags["coordinate_descent_tuning"] == min(flags.values()), flags
     assert {p.settings.mode for p in draw_programs(30, seed=3, modes=("max-autotune",))} == {"max-autotune"}
+
+
+def test_backward_every_sets_how_often_a_case_runs_a_backward(monkeypatch):
+    import strategies.settings as settings
+    from fuzz.campaign.driver import CampaignConfig
+    from fuzz.campaign.generate import generate
+
+    assert all(p.settings.backward for p in draw_programs(20, backward_every=1))
+    drawn = [p.settings.backward for p in draw_programs(60)]
+    assert any(drawn) and not all(drawn)
+    with pytest.raises(InvalidArgument, match="backward_every"):
+        programs(backward_every=0)
+    # a campaign's strategy takes the odds of its device type
+    monkeypatch.setitem(settings.BACKWARD_EVERY, "cuda", 1)
+    cfg = CampaignConfig(backend="inductor", device="cuda", seed=1)
+    assert all(p.settings.backward for p in generate(cfg.kind().strategy(cfg), seed_=1, count=20, batch_size=20))

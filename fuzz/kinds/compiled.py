@@ -79,12 +79,15 @@ class CompiledKind(ProgramKind):
 
     def strategy(self, cfg):
         from strategies import programs
+        from strategies.settings import BACKWARD_EVERY
 
+        from fuzz.devices import device_type
         from fuzz.program.opspec import FAMILIES
 
         return programs(backend=cfg.backend, device=cfg.device, max_ops=cfg.max_ops,
                         modes=cfg.resolved_modes(), options_menu=cfg.resolved_options(),
-                        families=cfg.families or FAMILIES, ops=cfg.ops)
+                        families=cfg.families or FAMILIES, ops=cfg.ops,
+                        backward_every=BACKWARD_EVERY.get(device_type(cfg.device), 4))
 
 
 
