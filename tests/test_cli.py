@@ -68,6 +68,14 @@ def test_run_reports_what_it_checked(tmp_path):
                   "--corpus", str(tmp_path / "corpus"), "--workers", "0")
     assert r.returncode == 0, r.stderr
     assert "cases" in r.stdout and "5  (" in r.stdout
+    assert "timeout=300s per case" in r.stdout.splitlines()[0]
+
+
+def test_the_case_timeout_defaults_by_device_type():
+    from fuzz.cli.run import case_timeout
+
+    assert case_timeout(None, "cpu") == 300 and case_timeout(None, "cuda") == case_timeout(None, "cuda:1") == 120
+    assert case_timeout(45.0, "cuda") == 45.0
 
 
 @pytest.mark.campaign

@@ -17,6 +17,13 @@ from fuzz.campaign.state import CampaignState, StateError
 from fuzz.judge.verdict import Verdict
 
 
+# The per-case time limit `shapefuzz run` gives by device type (else 300 s). A hang
+# holds its worker this long: on the H100 a cluster of 3 near-identical hanging
+# programs took 18% of a 5-minute campaign's worker time at 300 s, while the
+# slowest case that finished in four campaigns took 42 s.
+CASE_TIMEOUT = {"cuda": 120.0}
+
+
 @dataclass
 class CampaignConfig:
     backend: str = "inductor"
@@ -37,7 +44,7 @@ class CampaignConfig:
     ray: str | None = None  # judge on this Ray cluster (fuzz/campaign/ray_pool.py): local, auto or HOST:PORT
     devices: list | None = None  # CUDA indices to pin workers to
     workers_per_gpu: int | None = 1  # (with ray, None: the node's CPUs are shared over its GPUs)
-    timeout: float = 300.0  # per case, seconds
+    timeout: float = 300.0  # per case, seconds (`shapefuzz run`'s default: CASE_TIMEOUT)
     known_issues: str | None = None  # default: <corpus_dir>/known_issues.json
     shrink: bool = True  # shrink each new corpus entry (then re-key and merge it) beside the campaign
     shrink_budget: float = 300.0  # seconds per entry

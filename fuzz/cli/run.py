@@ -43,7 +43,7 @@ def add_parser(subparsers):
                    help="judge on a Ray cluster: HOST:PORT of its head, local (a Ray in this process), or nothing "
                    "(RAY_ADDRESS, or the cluster `ray start` made here); --workers is then per node (default: the "
                    "node's Ray CPUs). Needs the ray extra; docs/cluster.md")
-    r.add_argument("--timeout", type=parse_duration, default=300.0, help="per case (default 300s)")
+    r.add_argument("--timeout", type=parse_duration, default=None, help="per case (default 300s; 120s on CUDA)")
     r.add_argument("--state", default=None, help="state dir (default runs/BACKEND-DEVICE-seedS)")
     r.add_argument("--corpus", default="corpus", help="corpus dir for new findings (default corpus/)")
     r.add_argument("--known-issues", default=None, help="known upstream issues (default: CORPUS/known_issues.json, "
@@ -61,6 +61,14 @@ def add_parser(subparsers):
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.set_defaults(fn=cmd)
     return r
+
+
+def case_timeout(given: float | None, device: str) -> float:
+    """--timeout, else the device type's default (fuzz/campaign/driver.py CASE_TIMEOUT)."""
+    from fuzz.campaign.driver import CASE_TIMEOUT
+    from fuzz.devices import device_type
+
+    return given if given is not None else CASE_TIMEOUT.get(device_type(device), 300.0)
 
 
 def cmd(args) -> int:
@@ -91,11 +99,13 @@ def cmd(args) -> int:
                          workers=sizing.workers if sizing else args.workers, devices=devices,
                          workers_per_gpu=args.workers_per_gpu if args.ray is not None else args.workers_per_gpu or 1,
                          ray=args.ray,
-                         timeout=args.timeout, known_issues=args.known_issues, shrink=args.shrink,
+                         timeout=case_timeout(args.timeout, args.device),
+                         known_issues=args.known_issues, shrink=args.shrink,
                          triage=args.triage, sanitize=args.sanitize, shrink_budget=args.shrink_budget)
     limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
     limit += f" time={cfg.time_limit:.0f}s" if cfg.time_limit else ""
     print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed} {limit.strip()} "
+          f"timeout={cfg.timeout:g}s per case "
           f"state={cfg.state_dir} corpus={cfg.corpus_dir}", flush=True)
     print(f"shapefuzz run: {sizing.line() if sizing else _ray_line(args)}", flush=True)
     printed = []
