@@ -286,15 +286,13 @@ def test_calls_on_views_of_other_sized_bases_may_compile_apart():
 
 def test_a_case_stops_calling_once_its_schedule_compiled_max_graphs(monkeypatch):
     """dynamic=False compiles one static graph per size: five sizes would be five
-    graphs; the loop stops after MAX_STATIC_GRAPHS of them (MAX_GRAPHS when
-    dynamic is not False), in the runner and in repro.py alike. A planted bug
-    that only shows at the fifth size is then not reached."""
+    graphs; the loop stops after MAX_GRAPHS of them, in the runner and in repro.py
+    alike. A planted bug that only shows at the fifth size is then not reached."""
     p = program(RELU, sizes={"s0": [3, 4, 5, 6, 9]}, backend="fuzz.planted:corrupt_large")
     p.settings.dynamic = False
     v = runner.run_case(p, rerun=False)
-    assert v.outcome is Outcome.OK and v.recompiles == loop.MAX_STATIC_GRAPHS == 2
-    assert "max_graphs=graph_budget(False)" in repro_source(p)
-    assert loop.graph_budget(None) == loop.graph_budget(True) == loop.MAX_GRAPHS == 3
+    assert v.outcome is Outcome.OK and v.recompiles == loop.MAX_GRAPHS == 3
+    assert loop.MAX_GRAPHS and "max_graphs=MAX_GRAPHS" in repro_source(p)
     monkeypatch.setattr(loop, "MAX_GRAPHS", None)
     v = runner.run_case(p, rerun=False)
     assert v.outcome is Outcome.DIVERGENCE and v.call == 4 and v.recompiles == 5

@@ -25,9 +25,6 @@ GRADIENT = "gradient"  # outputs agree, the gradients of a loss of them do not
 # was about 3.5 s of an H100 case (docs/benchmarks.md, 2026-11-25), and the calls
 # past a third graph, mostly static recompiles at one more size, 14% of case time.
 MAX_GRAPHS = 3
-# Under dynamic=False every graph is a static specialization at one more size: the
-# second shows the recompile, a third only one more size (13% of H100 case time).
-MAX_STATIC_GRAPHS = 2
 SKIP_EXIT = 77  # exit status of a repro whose device this machine lacks: skipped, neither passed nor failed
 
 
@@ -145,11 +142,6 @@ def grads(outputs, inputs):
     loss = sum(((o if o.dtype == torch.float64 else o.float()) ** 2).sum() / 2 for o in outs)
     got = dict(zip(map(id, leaves), torch.autograd.grad(loss, leaves, allow_unused=True)))
     return [got.get(id(t)) for t in inputs]
-
-
-def graph_budget(dynamic):
-    """The max_graphs of a case compiled with torch.compile(dynamic=`dynamic`)."""
-    return MAX_STATIC_GRAPHS if dynamic is False and MAX_GRAPHS else MAX_GRAPHS
 
 
 def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_outputs, device="cpu",

@@ -152,7 +152,7 @@ def main():
             setattr(torch._dynamo.config, key, value)
     compiled = {compile_expr}
     result = run_schedule(compiled, program, make_inputs, mark_inputs, len(SIZES), compare_outputs, DEVICE,
-                          dynamic_dims=DYNAMIC_DIMS, backward=BACKWARD, max_graphs=graph_budget({dynamic!r}))
+                          dynamic_dims=DYNAMIC_DIMS, backward=BACKWARD, max_graphs=MAX_GRAPHS)
     lines, failed = describe(result, SIZES)
     for line in lines:
         print(line)
@@ -192,4 +192,4 @@ def repro_source(p: Program, title: str = "") -> str:
             "77 when this machine lacks its device.", '"""',
             "import re", "import sys", "import time"] + imports
     return ("\n".join(head) + "\n" + module_source(p) + "\n\n" + compare_source() + "\n\n" + loop_source()
-            + _MAIN.format(compile_expr=compile_expr, dynamic=p.settings.dynamic))
+            + _MAIN.format(compile_expr=compile_expr))
