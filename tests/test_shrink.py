@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from fuzz.findings.corpus import Corpus
-from fuzz.program.ir import Program, TensorInput
+from fuzz.program.ir import NEUTRAL_OP, Program, TensorInput
 from fuzz.judge.runner import run_case
 from fuzz.cli.shrink import add_parser
 from fuzz.findings.shrink import ShrinkResult, canonical, remove_ops, shrink, shrink_entry
@@ -377,3 +377,30 @@ def test_an_op_a_layout_bug_does_not_need_becomes_an_input_of_its_shape():
     assert v.outcome is Outcome.STRIDE, v
     q = shrink(p, signature(v, p).key, time_budget=120).program
     assert [c.op for c in q.ops] == [NEUTRAL_OP] and len(q.inputs) == 1 and len(q.inputs[0].shape) == 2, q
+
+
+def test_a_shape_mismatch_out_of_a_data_op_shrinks_to_the_divergence_upstream():
+    """corrupt_large corrupts the graph before nonzero's graph break; nonzero, run
+    eagerly, turns the wrong value into a wrong length. The divergence upstream is
+    the bug: the shrink may land on it, and the entry then merges with the divergence's."""
+    p = program([("relu", ["x0"], {}), ("nonzero", ["v0"], {})], sizes={"s0": [12, 10]},
+                backend="fuzz.planted:corrupt_large")
+    # a seed whose element 0 is negative: relu makes it zero and the corruption one, so nonzero
+    # finds one more element
+    for p.seed in range(20):
+        v = run_case(p, rerun=False)
+        if v.outcome is Outcome.SHAPE:
+            break
+    assert v.outcome is Outcome.SHAPE, v.summary()
+    r = shrink(p, signature(v, p).key, time_budget=120)
+    assert r.reproduced and r.verdict.outcome is Outcome.DIVERGENCE
+    assert [c.op for c in r.program.ops] == [NEUTRAL_OP], r.program.ops  # one op, no data op
+
+
+def test_a_shape_mismatch_without_a_data_op_never_becomes_a_divergence():
+    from fuzz.findings.signature import upstream_buckets
+
+    assert upstream_buckets("shape-mismatch | output | families: data,pointwise | device: cpu") == [
+        "divergence | output | families: data,pointwise | device: cpu"]
+    assert upstream_buckets("shape-mismatch | output | families: pointwise,view | device: cpu") == []
+    assert upstream_buckets("divergence | output | families: data | device: cpu") == []

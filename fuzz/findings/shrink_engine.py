@@ -9,7 +9,9 @@ rest:
   pinned signature key (or, with `relax_families`, falls in the pinned bucket:
   signature.in_bucket; an original whose mismatching output aliases a
   mismatching input also admits the input mismatch alone:
-  signature.alias_bucket), so a shrink never slides to another bug;
+  signature.alias_bucket; a shape mismatch out of a data-dependent op
+  admits the divergence upstream of it: signature.upstream_buckets), so a
+  shrink never slides to another bug;
 - the cache: every program is judged at most once, keyed by its canonical
   JSON (invalid ones are cached as misses without being judged);
 - the fixpoint: passes run in order, each generating (what, candidate) from
@@ -32,7 +34,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
-from fuzz.findings.signature import Signature, alias_bucket, aliases_input, in_bucket, signature
+from fuzz.findings.signature import Signature, alias_bucket, aliases_input, in_bucket, signature, upstream_buckets
 from fuzz.judge.verdict import Verdict
 from fuzz.program.ir import ProgramError
 
@@ -180,9 +182,10 @@ class Engine:
         self.current_cost: tuple = ()
         self.current_verdict: Verdict | None = None
         self.last_error: str | None = None
-        # an original whose mismatching output aliases a mismatching input is that input's bug:
-        # candidates with the input mismatch alone reproduce it too (signature.alias_bucket)
-        self.also_text: str | None = None
+        # other buckets whose findings reproduce the original's bug: an input mismatch alone when
+        # its mismatching output aliases that input (signature.alias_bucket), a divergence when its
+        # shape mismatch came out of a data-dependent op (signature.upstream_buckets)
+        self.also_texts: list = []
 
     # judging --------------------------------------------------------------------
     def judge(self, p) -> Verdict | None:
@@ -205,7 +208,7 @@ class Engine:
         sig = signature(v, p)
         if sig.key == self.key:
             return True
-        if self.also_text is not None and in_bucket(sig.text, self.also_text, self.relax):
+        if any(in_bucket(sig.text, t, self.relax) for t in self.also_texts):
             return True
         return self.target_text is not None and in_bucket(sig.text, self.target_text, self.relax)
 
@@ -304,8 +307,8 @@ class Engine:
         sig0 = signature(v0, program)
         self.key = res.target_key = self.key or sig0.key
         self.target_text = res.target_text = self.target_text or sig0.text
-        if aliases_input(v0):
-            self.also_text = alias_bucket(self.target_text)
+        self.also_texts = ([alias_bucket(self.target_text)] if aliases_input(v0) else []) \
+            + upstream_buckets(self.target_text)
         self.cache[self.kind.canonical(program)] = (True, v0)
         self.current_verdict = v0
         self.history.append((program, v0))

@@ -270,6 +270,20 @@ def alias_bucket(text: str) -> str:
     return " | ".join([Outcome.INPUT_MUTATION.value, "input"] + parts[2:]) if len(parts) > 2 else text
 
 
+def upstream_buckets(text: str) -> list:
+    """Buckets whose findings are the cause of a value finding in bucket
+    `text`: a shape mismatch of a program with a data-dependent op (nonzero,
+    masked_select, unique, bincount, item: the op's output shape follows its
+    input's values) can be a wrong value upstream of that op, so a divergence
+    of the same families reproduces it too. Without such an op a shape does
+    not depend on values, and a divergence would be another bug."""
+    parts = text.split(" | ")
+    m = _FAMILIES_RE.search(text)
+    if parts[0] != Outcome.SHAPE.value or not m or "data" not in m.group(1).split(","):
+        return []
+    return [" | ".join([Outcome.DIVERGENCE.value] + parts[1:])]
+
+
 def signature(verdict: Verdict, program=None) -> Signature:
     """The (provisional) bucket of `verdict`. `program` is needed for value
     outcomes (its op families are part of the bucket); without it they read "*"."""
