@@ -13,7 +13,7 @@ from fuzz.program.ir import NEUTRAL_OP, Program, TensorInput
 from fuzz.judge.runner import run_case
 from fuzz.cli.shrink import add_parser
 from fuzz.findings.shrink import ShrinkResult, canonical, remove_ops, shrink, shrink_entry
-from fuzz.findings.signature import signature
+from fuzz.findings.signature import minimal_signature, signature
 from fuzz.program.typecheck import typecheck
 from fuzz.judge.verdict import Outcome, Stage, Verdict
 
@@ -404,3 +404,36 @@ def test_a_shape_mismatch_without_a_data_op_never_becomes_a_divergence():
         "divergence | output | families: data,pointwise | device: cpu"]
     assert upstream_buckets("shape-mismatch | output | families: pointwise,view | device: cpu") == []
     assert upstream_buckets("divergence | output | families: data | device: cpu") == []
+
+
+def test_any_data_dependent_op_shrinks_to_nonzero_when_the_bug_is_the_unbacked_path():
+    """wrong_with_data_dependent breaks every graph that holds a data-dependent op:
+    masked_select and a 0-d bincount shrink to the data family's representative
+    (nonzero, kept in the graph by capture_dynamic_output_shape_ops), so both
+    findings are one entry."""
+    masked = program([("masked_select", ["x0"], {})], sizes={"s0": [6]}, backend="fuzz.planted:wrong_with_data_dependent")
+    masked.settings.dynamo = {"capture_dynamic_output_shape_ops": True}
+    counted = program([("bincount", ["x0"], {"mod": 1})], shape=(), sizes={"s0": [1]}, dtype="int16",
+                      backend="fuzz.planted:wrong_with_data_dependent")
+    counted.settings.dynamo = {"capture_dynamic_output_shape_ops": True}
+    keys = set()
+    for p in (masked, counted):
+        v = run_case(p, rerun=False)
+        assert v.outcome is Outcome.DIVERGENCE, v.summary()
+        r = shrink(p, signature(v, p).key, time_budget=120)
+        assert r.reproduced and [c.op for c in r.program.ops] == ["nonzero"], r.program.ops
+        keys.add(minimal_signature(r.verdict, r.program).key)
+    assert len(keys) == 1
+
+
+def test_an_op_with_an_unbacked_result_gives_way_to_an_input_of_the_sizes_eager_saw():
+    """corrupt_large fires on a graph input longer than 8: here unique's counts (9 of
+    them) after its graph break. The shrink replaces unique by an input of 9 elements."""
+    p = program([("unique", ["x0"], {"take": "counts"}), ("nan_to_num", ["v0"], {})], shape=(3, "s0"),
+                sizes={"s0": [3]}, backend="fuzz.planted:corrupt_large")
+    v = run_case(p, rerun=False)
+    assert v.outcome is Outcome.DIVERGENCE, v.summary()
+    r = shrink(p, signature(v, p).key, time_budget=120)
+    assert r.reproduced and [c.op for c in r.program.ops] == [NEUTRAL_OP], r.program.ops
+    x = r.program.inputs[0]
+    assert any(n > 8 for n in r.program.concrete_shape(x, r.verdict.call)), (x.shape, r.program.sizes)

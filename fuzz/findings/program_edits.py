@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Iterator
 
-from fuzz.program.ir import NEUTRAL_BINARY, NEUTRAL_OP, OpCall, Program, TensorInput
+from fuzz.program.ir import NEUTRAL_BINARY, NEUTRAL_OP, REPRESENTATIVES, OpCall, Program, TensorInput
 from fuzz.program.layouts import view_shape
 
 
@@ -111,8 +111,9 @@ def _substitutions(p: Program) -> Iterator:
     """Op i -> NEUTRAL_OP on a fresh input shaped like op i's result: a bug
     that needs a value of some shape (a layout bug needs a 2-d output, say)
     does not need the op that made it, and NEUTRAL_OP on its own input keeps
-    the shape. Skipped where a dim of the result is neither a literal nor a
-    plain size symbol (it could not be an input's)."""
+    the shape. A dim that is neither a literal nor a plain size symbol (an
+    unbacked size) becomes a new size symbol with the sizes an eager run gives
+    it: a bug that needs a large value out of nonzero needs a large input."""
     from fuzz.program.typecheck import typecheck  # lazy: pulls in the op database
     from fuzz.program.ir import ProgramError
 
@@ -126,19 +127,47 @@ def _substitutions(p: Program) -> Iterator:
         if c.op == NEUTRAL_OP:
             continue
         info = env[c.out]
-        shape = []
-        for d in info.shape:
+        shape, new_sizes = [], {}
+        for k, d in enumerate(info.shape):
             if d.is_symbol and d.base in p.sizes:
                 shape.append(d.base)
-            elif d.is_literal or len(set(d.values)) == 1:
+            elif d.is_literal or (len(set(d.values)) == 1 and not d.is_data_dependent):
                 shape.append(d.values[0] if d.values else d.const)
-            else:
-                break
+            else:  # an unbacked size (nonzero's count, say): a new symbol with the sizes eager makes
+                seen = _eager_shapes(p, c.out) if not new_sizes else seen
+                if seen is None or any(len(s) != len(info.shape) for s in seen):
+                    break
+                sym = next(f"s{j}" for j in range(len(p.sizes) + len(info.shape) + 1)
+                           if f"s{j}" not in p.sizes and f"s{j}" not in new_sizes)
+                new_sizes[sym] = [s[k] for s in seen]
+                shape.append(sym)
         else:
             q = copy.deepcopy(p)
+            q.sizes.update(new_sizes)
             q.inputs.append(TensorInput(name=fresh, shape=shape, dtype=info.dtype))
             q.ops[i] = OpCall(op=NEUTRAL_OP, args=[fresh], params={}, out=c.out)
             yield f"op {i} {c.op} -> {NEUTRAL_OP} of a new input {fresh}{shape}", _tidy(q)
+
+
+def _eager_shapes(p: Program, value: str) -> list | None:
+    """The shape of `value` at each call of p's schedule, run eagerly (None if that fails)."""
+    import torch
+
+    from fuzz.program.interp import load
+
+    q = copy.deepcopy(p)
+    q.outputs, q.settings.backward = [value], False
+    try:
+        prog = load(q)
+        shapes = []
+        for call in range(q.calls):
+            with torch.no_grad():
+                out = prog.program(*prog.make_inputs(call))
+            out = out[0] if isinstance(out, (tuple, list)) else out
+            shapes.append(list(out.shape))
+        return shapes
+    except Exception:  # noqa: BLE001 - no shapes, no candidate
+        return None
 
 
 def _joins(p: Program) -> Iterator:
@@ -162,3 +191,34 @@ def _joins(p: Program) -> Iterator:
             q.ops.append(OpCall(op=NEUTRAL_BINARY, args=[a, b], params={}, out=out))
             q.outputs = _leaves(q)
             yield f"ops {i} {p.ops[i].op} and {j} {p.ops[j].op} -> one {NEUTRAL_BINARY}", _tidy(q)
+
+
+def off_representative(p: Program) -> int:
+    """How many ops belong to a family of REPRESENTATIVES but are not its representative."""
+    from fuzz.program.opdb import OPS  # lazy: the op database pulls in hypothesis
+
+    return sum(c.op in OPS and OPS[c.op].family in REPRESENTATIVES and c.op != REPRESENTATIVES[OPS[c.op].family][0]
+               for c in p.ops)
+
+
+def _representatives(p: Program) -> Iterator:
+    """Op i -> its family's representative on the same first operand, with the
+    Dynamo settings that keep it in the graph: the bugs of a shared path then
+    shrink to one minimal program, whichever op of the family found them."""
+    from fuzz.program.opdb import OPS
+
+    for i, c in enumerate(p.ops):
+        fam = OPS[c.op].family if c.op in OPS else None
+        if fam not in REPRESENTATIVES or c.op == REPRESENTATIVES[fam][0]:
+            continue
+        rep, dynamo = REPRESENTATIVES[fam]
+        q = copy.deepcopy(p)
+        q.ops[i] = OpCall(op=rep, args=c.args[:OPS[rep].arity], params={}, out=c.out)
+        q.settings.dynamo = {**q.settings.dynamo, **dynamo}
+        yield f"op {i} {c.op} -> {rep}, the {fam} family's representative", _tidy(q)
+        # a 0-d operand gives nonzero an empty result (no value left to be wrong): one of one element
+        scalars = [x for x in q.inputs if x.name in q.ops[i].args[:1] and not x.shape and not x.alias]
+        for x in scalars:
+            x.shape, x.marks = [1], []
+        if scalars:
+            yield f"op {i} {c.op} -> {rep} of a one-element {scalars[0].name}", _tidy(q)

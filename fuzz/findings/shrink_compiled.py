@@ -60,8 +60,8 @@ import json
 import time
 from typing import Iterator
 
-from fuzz.findings.program_edits import (_alias_group, _drop_dim, _joins, _rename, _substitutions, _tidy,
-                                         _whole_view, remove_ops)
+from fuzz.findings.program_edits import (_alias_group, _drop_dim, _joins, _rename, _representatives, _substitutions,
+                                         _tidy, _whole_view, off_representative, remove_ops)
 from fuzz.program.ir import MARKS, NEUTRAL_OP, OpCall, Program, TensorInput
 from fuzz.findings.shrink_engine import Engine, OutOfTime
 from fuzz.judge.verdict import Verdict
@@ -135,7 +135,8 @@ def cost(p: Program) -> tuple:
     attrs += (s.dynamic is not None) + (s.mode is not None) + len(s.options or {}) + (p.seed != 0)
     attrs += s.backward + s.fullgraph + len(s.dynamo or {})
     params = sum(_value_cost(c.params) for c in p.ops)
-    return (len(p.ops), sum(c.op != NEUTRAL_OP for c in p.ops), len(p.inputs), sum(len(x.shape) for x in p.inputs),
+    return (len(p.ops), sum(c.op != NEUTRAL_OP for c in p.ops), off_representative(p), len(p.inputs),
+            sum(len(x.shape) for x in p.inputs),
             p.calls, len(p.sizes), sizes, attrs, params, len(p.outputs), _names_off(p), len(canonical(p)))
 
 
@@ -222,6 +223,7 @@ def _pass_neutral(p: Program) -> Iterator:
             q = copy.deepcopy(p)
             q.ops[i] = OpCall(op=NEUTRAL_OP, args=[c.args[0]], params={}, out=c.out)
             yield f"op {i} {c.op} -> {NEUTRAL_OP}", q
+    yield from _representatives(p)
     yield from _substitutions(p)
     yield from _joins(p)
 

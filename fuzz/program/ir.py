@@ -35,6 +35,10 @@ NEUTRAL_FAMILY = "pointwise"
 # in a bucket the way NEUTRAL_FAMILY is.
 NEUTRAL_BINARY = "add"
 NEUTRAL_BINARY_FAMILY = "binary"
+# Families whose ops share one compiler path, with the op (and the Dynamo settings it
+# needs to be in the graph) the shrinker tries in place of any of them: a bug on the
+# path of unbacked sizes is one bug whichever data-dependent op took it there.
+REPRESENTATIVES = {"data": ("nonzero", {"capture_dynamic_output_shape_ops": True})}
 
 
 def dtype_class(dt: str) -> str:
