@@ -20,7 +20,7 @@ from fuzz.judge.verdict import Verdict
 # The per-case time limit `shapefuzz run` gives by device type (else 300 s). A hang
 # holds its worker this long: on the H100 a cluster of 3 near-identical hanging
 # programs took 18% of a 5-minute campaign's worker time at 300 s, while the
-# slowest case that finished in four campaigns took 42 s.
+# slowest case that finished in four campaigns took 52 s.
 CASE_TIMEOUT = {"cuda": 120.0}
 
 
