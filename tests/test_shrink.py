@@ -437,3 +437,16 @@ def test_an_op_with_an_unbacked_result_gives_way_to_an_input_of_the_sizes_eager_
     assert r.reproduced and [c.op for c in r.program.ops] == [NEUTRAL_OP], r.program.ops
     x = r.program.inputs[0]
     assert any(n > 8 for n in r.program.concrete_shape(x, r.verdict.call)), (x.shape, r.program.sizes)
+
+
+def test_nonzero_beside_an_op_on_a_0d_input_becomes_nonzero_of_one_element():
+    """nonzero of a 0-d input is empty: wrong_with_data_dependent's wrong value shows in
+    another output, so neither op goes alone; together the one-op form is reachable."""
+    p = program([("nonzero", ["x0"], {}), ("nan_to_num", ["x0"], {})], shape=(), sizes={"s0": [1]},
+                outputs=["v0", "v1"], backend="fuzz.planted:wrong_with_data_dependent")
+    p.settings.dynamo = {"capture_dynamic_output_shape_ops": True}
+    v = run_case(p, rerun=False)
+    assert v.outcome is Outcome.DIVERGENCE, v.summary()
+    r = shrink(p, signature(v, p).key, time_budget=120)
+    assert r.reproduced and [c.op for c in r.program.ops] == ["nonzero"], r.program.ops
+    assert r.program.inputs[0].shape == [1]

@@ -222,3 +222,15 @@ def _representatives(p: Program) -> Iterator:
             x.shape, x.marks = [1], []
         if scalars:
             yield f"op {i} {c.op} -> {rep} of a one-element {scalars[0].name}", _tidy(q)
+    # the representative alone on a 0-d input has nothing to get wrong, so another op's output
+    # carried the bug: the representative alone on one element (one step: each half costs more)
+    for i, c in enumerate(p.ops):
+        fam = OPS[c.op].family if c.op in OPS else None
+        if len(p.ops) < 2 or fam not in REPRESENTATIVES or c.op != REPRESENTATIVES[fam][0]:
+            continue
+        q = remove_ops(p, set(range(len(p.ops))) - {i}, None)
+        scalars = [x for x in q.inputs if x.name == c.args[0] and not x.shape and not x.alias]
+        for x in scalars:
+            x.shape, x.marks = [1], []
+        if scalars:
+            yield f"op {i} {c.op} alone, of a one-element {scalars[0].name}", _tidy(q)
