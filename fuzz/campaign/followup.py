@@ -171,6 +171,12 @@ def _is_json(line: bytes) -> bool:
 
 # -- running a job (in the runner process) --------------------------------------------
 
+def _digest(program) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(program.to_dict(), sort_keys=True).encode()).hexdigest()[:8]
+
+
 def run_job(job: Job, remote=None) -> tuple[str, str]:
     """Do one job; (event, detail): done or skipped. Raises on failure. remote: a Ray
     cluster to compute on (fuzz/campaign/ray_followup.py Remote); the corpus is written here."""
@@ -215,7 +221,10 @@ def run_job(job: Job, remote=None) -> tuple[str, str]:
                                             job.timeout(), gpu=_on_cuda(corpus, path)))
         else:
             triage_entry(path, timeout=float(job.params.get("timeout", 300.0)))
-        return "done", f"triaged {path.name}" + (f" ({remote.where})" if remote is not None else "")
+        # the program names which triage this was: a merge may make a smaller variant the
+        # entry's program after its triage, and then its ablation is made again, once
+        return "done", f"triaged {path.name} program {_digest(entry.program)}" + (
+            f" ({remote.where})" if remote is not None else "")
     raise ValueError(f"unknown job type {job.type!r}")
 
 
