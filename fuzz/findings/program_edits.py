@@ -217,6 +217,7 @@ def _representatives(p: Program) -> Iterator:
         q.settings.dynamo = {**q.settings.dynamo, **dynamo}
         yield f"op {i} {c.op} -> {rep}, the {fam} family's representative", _tidy(q)
         # a 0-d operand gives nonzero an empty result (no value left to be wrong): one of one element
+        q = copy.deepcopy(q)  # the engine may hold the candidate just yielded
         scalars = [x for x in q.inputs if x.name in q.ops[i].args[:1] and not x.shape and not x.alias]
         for x in scalars:
             x.shape, x.marks = [1], []
