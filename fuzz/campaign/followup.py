@@ -174,7 +174,7 @@ def _is_json(line: bytes) -> bool:
 def _digest(program) -> str:
     import hashlib
 
-    return hashlib.sha256(json.dumps(program.to_dict(), sort_keys=True).encode()).hexdigest()[:8]
+    return hashlib.sha256(program.to_json(sort_keys=True).encode()).hexdigest()[:8]
 
 
 def run_job(job: Job, remote=None) -> tuple[str, str]:

@@ -65,10 +65,10 @@ def add_parser(subparsers):
 
 def case_timeout(given: float | None, device: str) -> float:
     """--timeout, else the device type's default (fuzz/campaign/driver.py CASE_TIMEOUT)."""
-    from fuzz.campaign.driver import CASE_TIMEOUT
+    from fuzz.campaign.driver import CASE_TIMEOUT, CampaignConfig
     from fuzz.devices import device_type
 
-    return given if given is not None else CASE_TIMEOUT.get(device_type(device), 300.0)
+    return given if given is not None else CASE_TIMEOUT.get(device_type(device), CampaignConfig.timeout)
 
 
 def cmd(args) -> int:

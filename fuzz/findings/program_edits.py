@@ -193,12 +193,24 @@ def _joins(p: Program) -> Iterator:
             yield f"ops {i} {p.ops[i].op} and {j} {p.ops[j].op} -> one {NEUTRAL_BINARY}", _tidy(q)
 
 
-def off_representative(p: Program) -> int:
-    """How many ops belong to a family of REPRESENTATIVES but are not its representative."""
+def _representative(op: str) -> tuple | None:
+    """(representative, Dynamo settings) of op's family in REPRESENTATIVES, or None."""
     from fuzz.program.opdb import OPS  # lazy: the op database pulls in hypothesis
 
-    return sum(c.op in OPS and OPS[c.op].family in REPRESENTATIVES and c.op != REPRESENTATIVES[OPS[c.op].family][0]
-               for c in p.ops)
+    return REPRESENTATIVES.get(OPS[op].family) if op in OPS else None
+
+
+def off_representative(p: Program) -> int:
+    """How many ops belong to a family of REPRESENTATIVES but are not its representative."""
+    return sum((rep := _representative(c.op)) is not None and c.op != rep[0] for c in p.ops)
+
+
+def _one_element(q: Program, name: str) -> bool:
+    """Input `name` of q, when 0-d and no alias, becomes one of one element (in place); whether it did."""
+    x = next((x for x in q.inputs if x.name == name and not x.shape and not x.alias), None)
+    if x is not None:
+        x.shape, x.marks = [1], []
+    return x is not None
 
 
 def _representatives(p: Program) -> Iterator:
@@ -208,30 +220,24 @@ def _representatives(p: Program) -> Iterator:
     from fuzz.program.opdb import OPS
 
     for i, c in enumerate(p.ops):
-        fam = OPS[c.op].family if c.op in OPS else None
-        if fam not in REPRESENTATIVES or c.op == REPRESENTATIVES[fam][0]:
+        rep = _representative(c.op)
+        if rep is None or c.op == rep[0]:
             continue
-        rep, dynamo = REPRESENTATIVES[fam]
+        op, dynamo = rep
         q = copy.deepcopy(p)
-        q.ops[i] = OpCall(op=rep, args=c.args[:OPS[rep].arity], params={}, out=c.out)
+        q.ops[i] = OpCall(op=op, args=c.args[:OPS[op].arity], params={}, out=c.out)
         q.settings.dynamo = {**q.settings.dynamo, **dynamo}
-        yield f"op {i} {c.op} -> {rep}, the {fam} family's representative", _tidy(q)
+        yield f"op {i} {c.op} -> {op}, the {OPS[c.op].family} family's representative", _tidy(q)
         # a 0-d operand gives nonzero an empty result (no value left to be wrong): one of one element
         q = copy.deepcopy(q)  # the engine may hold the candidate just yielded
-        scalars = [x for x in q.inputs if x.name in q.ops[i].args[:1] and not x.shape and not x.alias]
-        for x in scalars:
-            x.shape, x.marks = [1], []
-        if scalars:
-            yield f"op {i} {c.op} -> {rep} of a one-element {scalars[0].name}", _tidy(q)
+        if _one_element(q, c.args[0]):
+            yield f"op {i} {c.op} -> {op} of a one-element {c.args[0]}", _tidy(q)
     # the representative alone on a 0-d input has nothing to get wrong, so another op's output
     # carried the bug: the representative alone on one element (one step: each half costs more)
     for i, c in enumerate(p.ops):
-        fam = OPS[c.op].family if c.op in OPS else None
-        if len(p.ops) < 2 or fam not in REPRESENTATIVES or c.op != REPRESENTATIVES[fam][0]:
+        rep = _representative(c.op)
+        if len(p.ops) < 2 or rep is None or c.op != rep[0]:
             continue
         q = remove_ops(p, set(range(len(p.ops))) - {i}, None)
-        scalars = [x for x in q.inputs if x.name == c.args[0] and not x.shape and not x.alias]
-        for x in scalars:
-            x.shape, x.marks = [1], []
-        if scalars:
-            yield f"op {i} {c.op} alone, of a one-element {scalars[0].name}", _tidy(q)
+        if _one_element(q, c.args[0]):
+            yield f"op {i} {c.op} alone, of a one-element {c.args[0]}", _tidy(q)
