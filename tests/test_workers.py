@@ -154,6 +154,45 @@ def test_recycle_after(pool):
     assert len(recycled) >= 1 and pool.restarts["recycle"] == before + len(recycled)
 
 
+def marked(program, *marks):
+    d = program.to_dict()
+    d["inputs"][0]["marks"] = list(marks)
+    return d
+
+
+def test_programs_alike_run_one_at_a_time_and_the_rest_are_skipped_after_a_hang(tmp_path):
+    """Three hanging programs that differ only in their dims' marks, beside a
+    good one, on two workers: the second worker takes the good one, not a
+    second copy of the hang, and once the first hangs the other two are
+    SKIPPED at once (one time limit spent, not three)."""
+    from fuzz.kinds import named
+
+    hang = relu("fuzz.judge.faults:hang")
+    with WorkerPool(workers=2, timeout=4, workdir=str(tmp_path), recycle_after=None,
+                    similar=named("compiled").similar_key) as pool:
+        assert pool.wait_ready(180)
+        start = time.monotonic()
+        out = {c: v for c, v, _ in pool.run([("a", marked(hang, "static")), ("b", marked(hang, "dynamic")),
+                                              ("c", marked(hang, "maybe_dynamic")), ("ok", relu().to_dict())])}
+        took = time.monotonic() - start
+        assert {c: v["outcome"] for c, v in out.items()} == {"a": "hang", "b": "skipped", "c": "skipped", "ok": "ok"}
+        assert "case a" in out["b"]["message"] and pool.restarts["hang"] == 1 and took < 30
+        # alike but not hanging: each is judged, one after another
+        ok = {c: v["outcome"] for c, v, _ in pool.run([(m, marked(relu(), m)) for m in ("static", "dynamic")])}
+        assert ok == {"static": "ok", "dynamic": "ok"}
+
+
+def test_similar_key_ignores_marks_only():
+    from fuzz.kinds import named
+
+    key = named("compiled").similar_key
+    base = relu()
+    assert key(marked(base, "static")) == key(marked(base, "dynamic"))
+    assert key(relu(sizes=(3, 6, 8)).to_dict()) != key(base.to_dict())
+    assert key(relu(backend="inductor").to_dict()) != key(base.to_dict())
+    assert named("steps").similar_key({"steps": []}) is None
+
+
 def test_close_kills_busy_and_idle_workers(tmp_path):
     pool = WorkerPool(workers=2, timeout=60, workdir=str(tmp_path))
     assert pool.wait_ready(180)

@@ -181,7 +181,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
 
         pool = WorkerPool(workers=cfg.workers, devices=cfg.devices, workers_per_gpu=cfg.workers_per_gpu,
                           timeout=cfg.timeout, workdir=os.path.join(cfg.state_dir, "workers"), kind=kind,
-                          recycle_after=kind.recycle_after, env=kind.worker_env())
+                          recycle_after=kind.recycle_after, env=kind.worker_env(), similar=kind.similar_key)
         results = pool.run(cases())
     else:
         results = kind.in_process(cases())

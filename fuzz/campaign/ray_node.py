@@ -41,7 +41,8 @@ class NodeJudge:
         _spawn_without_ray()
         # the workdir (Inductor and Triton caches, worker logs) is local to the node: a temp dir the pool removes
         self.pool = WorkerPool(workers=workers, devices=devices, timeout=timeout, kind=named(kind),
-                               recycle_after=recycle_after, env=env, threads=threads)
+                               recycle_after=recycle_after, env=env, threads=threads,
+                               similar=named(kind).similar_key)
         self.env = None  # this node's torch / CUDA / GPU, for the env.json of the entries its cases make
         self._env_thread = threading.Thread(target=self._capture_env, name="shapefuzz-node-env", daemon=True)
         self._env_thread.start()

@@ -9,6 +9,10 @@ turned into a CRASH or HANG verdict with the tail of its stderr, and replaced.
 A worker is also replaced after an error that poisons its process (CUDA) and
 after `recycle_after` cases (memory growth).
 
+Programs alike (the kind's similar_key: Hypothesis draws a program again
+with other dims marked) are judged one after another, never at once; once
+one hangs, the rest are SKIPPED, not held for the same time limit each.
+
 This module does not import torch: the parent only generates and schedules.
 """
 
@@ -107,6 +111,7 @@ class _Job:
     token: int
     timeout: float
     started: float
+    key: str | None = None  # similar_key of its program
 
 
 @dataclass
@@ -166,8 +171,11 @@ class WorkerPool:
     def __init__(self, workers: int | None = None, devices: Iterable[int] | None = None,
                  workers_per_gpu: int | None = None, timeout: float = 300.0, recycle_after: int | None = 200,
                  workdir: str | None = None, *, rerun: bool = True, check_strides: bool = True,
-                 start_timeout: float = 180.0, threads: int | None = None, env: dict | None = None, kind=None):
+                 start_timeout: float = 180.0, threads: int | None = None, env: dict | None = None, kind=None,
+                 similar=None):
         self.kind = kind
+        self.similar = similar  # program dict -> key of programs alike, or None (kind.similar_key)
+        self._hung: dict = {}  # key -> the case that hung with it
         self.devices = list(devices) if devices is not None else None
         if workers is not None and workers < 1:
             raise ValueError("workers must be >= 1")
@@ -189,7 +197,7 @@ class WorkerPool:
             self._env.setdefault(k, v)
         self._ctx = mp.get_context("spawn")
         self._tokens = itertools.count()
-        self._pending: deque = deque()  # (case_id, program dict, timeout)
+        self._pending: deque = deque()  # (case_id, program dict, timeout, similar key)
         self._done: deque = deque()  # results not yet handed out
         self._start_failures = Counter()
         self.restarts = Counter({"crash": 0, "hang": 0, "cuda": 0, "recycle": 0})
@@ -213,7 +221,8 @@ class WorkerPool:
             raise RuntimeError("the pool is closed")
         if not isinstance(program, dict):  # a Program or StepProgram
             program = program.to_dict()
-        self._pending.append((case_id, program, self.timeout if timeout is None else timeout))
+        key = self.similar(program) if self.similar is not None else None
+        self._pending.append((case_id, program, self.timeout if timeout is None else timeout, key))
         self._dispatch()
 
     def results(self, timeout: float | None = None) -> Iterator[tuple]:
@@ -240,7 +249,8 @@ class WorkerPool:
         it = iter(cases)
         exhausted = False
         while True:
-            while not exhausted and len(self._pending) < prefetch:
+            # cases held back behind a running case like them do not count: a worker must find one to take
+            while not exhausted and len(self._pending) - self._held() < prefetch and len(self._pending) < 4 * prefetch:
                 try:
                     case_id, program = next(it)
                 except StopIteration:
@@ -285,7 +295,7 @@ class WorkerPool:
 
     def unfinished(self) -> list:
         """Case ids queued or running (e.g. to record for a resume before close)."""
-        return [w.job.case_id for w in self._workers if w.job] + [c for c, _, _ in self._pending]
+        return [w.job.case_id for w in self._workers if w.job] + [item[0] for item in self._pending]
 
     def pids(self) -> list[int]:
         return [w.proc.pid for w in self._workers if w.proc.pid]
@@ -364,23 +374,63 @@ class WorkerPool:
     # -- scheduling -----------------------------------------------------------
 
     def _dispatch(self) -> None:
+        self._skip_hung()
         for w in list(self._workers):
             if not self._pending:
                 return
             if not w.ready or w.job is not None:
                 continue
-            case_id, program, timeout = self._pending.popleft()
-            job = _Job(case_id=case_id, token=next(self._tokens), timeout=timeout, started=time.monotonic())
+            item = self._next_pending()
+            if item is None:  # each is like a running case: it waits for that one
+                return
+            case_id, program, timeout, key = item
+            job = _Job(case_id=case_id, token=next(self._tokens), timeout=timeout, started=time.monotonic(), key=key)
             with contextlib.suppress(OSError):
                 w.log_offset = os.path.getsize(w.log_path)
             try:
                 w.conn.send((job.token, program))
             except (OSError, ValueError):  # died while idle: requeue, replace
-                self._pending.appendleft((case_id, program, timeout))
+                self._pending.appendleft(item)
                 self._replace(w, "lost")
                 continue
             job.started = time.monotonic()
             w.job = job
+
+    def _running_keys(self) -> set:
+        return {w.job.key for w in self._workers if w.job is not None and w.job.key is not None}
+
+    def _held(self) -> int:
+        """Queued cases that wait for a running case like them."""
+        running = self._running_keys()
+        return sum(item[3] in running for item in self._pending) if running else 0
+
+    def _next_pending(self) -> tuple | None:
+        """The first queued case unlike every running one, or None."""
+        running = self._running_keys()
+        for k, item in enumerate(self._pending):
+            if item[3] is None or item[3] not in running:
+                del self._pending[k]
+                return item
+        return None
+
+    def _skip_hung(self) -> None:
+        """Queued cases like one that hung: a verdict now, not another worker
+        held for the time limit."""
+        if not self._hung or not any(item[3] in self._hung for item in self._pending):
+            return
+        keep = deque()
+        for item in self._pending:
+            case_id, _, _, key = item
+            if key is None or key not in self._hung:
+                keep.append(item)
+                continue
+            self.completed += 1
+            v = Verdict(outcome=Outcome.SKIPPED, stage=Stage.PROCESS,
+                        message=f"not judged: case {self._hung[key]}, the same program with other dims marked, "
+                                f"hung in this campaign")
+            self._done.append((case_id, v.to_dict(), dict(worker=None, pid=None, device=None, elapsed=0.0,
+                                                          wall=None, error=None, restart=None)))
+        self._pending = keep
 
     def _step(self, timeout: float | None) -> None:
         """Wait for one event (a message, a death, a deadline) or `timeout`,
@@ -480,6 +530,8 @@ class WorkerPool:
         w.proc.join(_HANG_DUMP_WAIT)  # (it will not exit; this is a sleep that ends early if it dies)
         tail, frames = self._read_log(w)
         job, w.job = w.job, None
+        if job.key is not None:
+            self._hung.setdefault(job.key, job.case_id)
         v = Verdict(outcome=Outcome.HANG, stage=Stage.PROCESS, frames=frames, seconds=time.monotonic() - job.started,
                     message=with_tail(f"no verdict within the time limit ({job.timeout:g} s); worker killed", tail))
         self._complete(w, job, v.to_dict(), wall=None, error=None, restart="hang")

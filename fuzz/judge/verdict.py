@@ -29,10 +29,11 @@ class Outcome(str, Enum):
     REJECTED = "rejected"  # the compiler refused what was asked, by design (see expected.py)
     INVALID = "invalid"  # eager and compiled both raise: the program is invalid
     FLAKY = "flaky"  # the outcome changed on rerun
+    SKIPPED = "skipped"  # not judged: a program like it hung in this campaign (fuzz/campaign/workers.py)
 
     @property
     def is_finding(self) -> bool:
-        return self not in (Outcome.OK, Outcome.REJECTED, Outcome.INVALID, Outcome.FLAKY)
+        return self not in (Outcome.OK, Outcome.REJECTED, Outcome.INVALID, Outcome.FLAKY, Outcome.SKIPPED)
 
 
 class Stage(str, Enum):

@@ -55,6 +55,12 @@ class ProgramKind:
         return ""
 
     # -- campaign workers ------------------------------------------------------------
+    def similar_key(self, d: dict) -> str | None:
+        """A key two program dicts share when they differ only where a hang
+        cannot care (the campaign's pool runs such programs one after another
+        and skips the rest of them once one hangs), or None: no such grouping."""
+        return None
+
     def worker_env(self) -> dict | None:
         """Environment the campaign's workers need beyond the parent's."""
         return None

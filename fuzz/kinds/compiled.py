@@ -24,6 +24,16 @@ class CompiledKind(ProgramKind):
         typecheck(p)
         return p
 
+    def similar_key(self, d: dict) -> str | None:
+        # Hypothesis's mutator draws a new program again with other dims marked:
+        # the same kernels to compile (a ptxas that never ends, say) at the same sizes
+        try:
+            inputs = [{k: v for k, v in x.items() if k not in ("marks", "mark_range", "mark_negative")}
+                      for x in d["inputs"]]
+            return json.dumps({**d, "inputs": inputs}, sort_keys=True)
+        except (KeyError, TypeError, AttributeError):
+            return None
+
     def repro_source(self, p, title: str = "") -> str:
         from fuzz.program.codegen import repro_source
 
