@@ -20,3 +20,20 @@ def combined(gm, example_inputs):
             return corrupt(*args)
         raise RuntimeError(planted.STORAGE_MESSAGE)
     return run
+
+
+_graphs = 0
+
+
+def wrong_first_graph(gm, example_inputs):
+    """Flaky: the first graph this process compiles corrupts an output element
+    (as corrupt_large does past THRESHOLD); every later graph is right. A
+    rerun of its first finding (a fresh compile) therefore disagrees."""
+    global _graphs
+    _graphs += 1
+    if _graphs > 1:
+        return gm.forward
+
+    def run(*args):
+        return planted._corrupt_first(gm(*args))
+    return run

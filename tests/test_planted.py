@@ -114,3 +114,19 @@ def test_correct_backends_give_no_findings_over_300_cases(tmp_path, backend):
     assert summary["cases"] == 300
     assert not findings, [f["text"] for f in findings[:3]]
     assert summary["outcomes"].get("invalid", 0) <= 9  # >= 97% valid
+
+
+def test_a_campaign_reruns_a_finding_only_until_its_signature_held(tmp_path, monkeypatch):
+    """Every finding is judged twice to tell a flaky one, but a campaign does
+    not rerun a finding whose signature an earlier case showed: of 30 cases
+    under corrupt_large, runs = cases + findings of a signature not seen yet."""
+    from fuzz.judge import runner
+
+    runs = []
+    real = runner._run_once
+    monkeypatch.setattr(runner, "_run_once", lambda *a, **k: runs.append(1) or real(*a, **k))
+    summary, findings = _campaign(tmp_path, "fuzz.planted:corrupt_large", seed=3, max_cases=30,
+                                  triage=False)
+    keys = [f["key"] for f in findings]
+    assert len(keys) > len(set(keys)), f"needs a signature seen twice: {keys}"
+    assert len(runs) == summary["cases"] + len(set(keys)), (len(runs), summary["cases"], len(keys), len(set(keys)))

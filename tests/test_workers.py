@@ -312,3 +312,26 @@ def test_cuda_error_finding_is_not_rerun_in_the_poisoned_process(monkeypatch):
     v = runner.run_case(program([("relu", ["x0"], {})], backend="fuzz.planted:corrupt_large",
                                 sizes={"s0": [3, 5, 12]}, marks=["dynamic"]))
     assert v.is_finding and len(calls) == 3
+
+
+def test_a_confirmed_signature_is_judged_once(tmp_path):
+    """A finding is rerun (a flaky one becomes FLAKY) unless its signature is
+    in pool.confirmed, which a campaign fills with the findings it has seen
+    hold: tests.planted_extra:wrong_first_graph is wrong only at its
+    process's first compile, so only a second judgement tells."""
+    from fuzz.findings.signature import signature
+    from fuzz.judge.verdict import Verdict
+
+    flaky = relu("tests.planted_extra:wrong_first_graph")
+    with WorkerPool(workers=1, timeout=120, workdir=str(tmp_path / "once"), rerun=False) as pool:
+        raw = judge(pool, flaky)[1]
+    assert raw["outcome"] == "divergence"
+    key = signature(Verdict.from_dict(raw), flaky).key
+    # recycled after each case: every case meets a fresh process, whose first compile is wrong
+    with WorkerPool(workers=1, timeout=120, workdir=str(tmp_path / "twice"), recycle_after=1) as pool:
+        assert judge(pool, flaky)[1]["outcome"] == "flaky"  # its rerun (a second compile) is right
+        pool.confirmed.add("not-this-one")
+        assert judge(pool, flaky)[1]["outcome"] == "flaky"
+        pool.confirmed.add(key)
+        v = judge(pool, flaky)[1]
+        assert v["outcome"] == "divergence" and signature(Verdict.from_dict(v), flaky).key == key

@@ -159,6 +159,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
             yield i, p.to_dict()
 
     pool = None
+    confirmed: set = set()  # signature keys of findings judged here: a later finding of one is not rerun
     followups = FollowUps(cfg.state_dir, ray=cluster.gcs if cluster is not None else None)  # with Ray: jobs there
     followups.poll()  # resume what an earlier session left pending
     try:
@@ -182,9 +183,10 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
         pool = WorkerPool(workers=cfg.workers, devices=cfg.devices, workers_per_gpu=cfg.workers_per_gpu,
                           timeout=cfg.timeout, workdir=os.path.join(cfg.state_dir, "workers"), kind=kind,
                           recycle_after=kind.recycle_after, env=kind.worker_env(), similar=kind.similar_key)
+        pool.confirmed = confirmed
         results = pool.run(cases())
     else:
-        results = kind.in_process(cases())
+        results = kind.in_process(cases(), confirmed=confirmed)
     last_save = 0.0
     restarts_before = state.restarts.copy()
     try:
@@ -198,6 +200,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                 v = Verdict.from_dict(vd)
                 if v.is_finding:
                     sig = signature(v, p)
+                    confirmed.add(sig.key)  # a finding verdict held on its rerun (else it is FLAKY)
                     rule = known.match(sig, v) if known else None
                     held = corpus.resolve(sig.key) if known and rule is None else None
                     if held is not None and held.name != sig.key:  # a rule may name the merged entry's key

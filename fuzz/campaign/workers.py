@@ -9,6 +9,8 @@ turned into a CRASH or HANG verdict with the tail of its stderr, and replaced.
 A worker is also replaced after an error that poisons its process (CUDA) and
 after `recycle_after` cases (memory growth).
 
+A finding is rerun to tell a flaky one from a bug, unless its signature
+is one the caller put in `confirmed` (a campaign: one that held before).
 Programs alike (the kind's similar_key: Hypothesis draws a program again
 with other dims marked) are judged one after another, never at once; once
 one hangs, the rest are SKIPPED, not held for the same time limit each.
@@ -81,9 +83,9 @@ def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: boo
             break
         if msg is None:
             break
-        token, program = msg
+        token, program, confirmed = msg
         start = time.perf_counter()
-        verdict, error, extra = evaluate(program, rerun=rerun, check_strides=check_strides)
+        verdict, error, extra = evaluate(program, rerun=rerun, check_strides=check_strides, confirmed=confirmed)
         conn.send(("result", token, verdict, time.perf_counter() - start, error, extra))
         sys.stdout.flush()
         sys.stderr.flush()
@@ -176,6 +178,8 @@ class WorkerPool:
         self.kind = kind
         self.similar = similar  # program dict -> key of programs alike, or None (kind.similar_key)
         self._hung: dict = {}  # key -> the case that hung with it
+        # signature keys of findings that held on a rerun: another finding of one is judged once
+        self.confirmed: set = set()
         self.devices = list(devices) if devices is not None else None
         if workers is not None and workers < 1:
             raise ValueError("workers must be >= 1")
@@ -388,7 +392,7 @@ class WorkerPool:
             with contextlib.suppress(OSError):
                 w.log_offset = os.path.getsize(w.log_path)
             try:
-                w.conn.send((job.token, program))
+                w.conn.send((job.token, program, frozenset(self.confirmed)))
             except (OSError, ValueError):  # died while idle: requeue, replace
                 self._pending.appendleft(item)
                 self._replace(w, "lost")

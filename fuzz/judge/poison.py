@@ -40,13 +40,14 @@ def needs_isolation(verdict) -> bool:
     return d.get("outcome") in ("crash", "hang") or replace_cause(d) is not None
 
 
-def judge_twice(judge_once: Callable[[], Verdict], rerun: bool = True) -> Verdict:
+def judge_twice(judge_once: Callable[[], Verdict], rerun: bool | Callable[[Verdict], bool] = True) -> Verdict:
     """judge_once(), and for a finding a second time: FLAKY when the rerun
     disagrees (outcome, call or exception type), so that it is not reported
     as a bug. No rerun after a poisoning error: it would fail on the poison
-    alone and turn a real finding into FLAKY."""
+    alone and turn a real finding into FLAKY. rerun may be a predicate on
+    the first verdict (a campaign reruns only findings it has not confirmed)."""
     v = judge_once()
-    if not (rerun and v.is_finding) or replace_cause(v) is not None:
+    if not (v.is_finding and (rerun(v) if callable(rerun) else rerun)) or replace_cause(v) is not None:
         return v
     again = judge_once()
     if (again.outcome, again.call, again.exc_type) != (v.outcome, v.call, v.exc_type):

@@ -9,7 +9,9 @@ verdicts.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 import time
 
@@ -31,7 +33,10 @@ def prepare_process() -> None:
     global _prepared
     if _prepared:
         return
-    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="shapefuzz-inductor-"))
+    if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+        own = tempfile.mkdtemp(prefix="shapefuzz-inductor-")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = own
+        atexit.register(shutil.rmtree, own, ignore_errors=True)  # this process's alone: gone with it
     import logging
     import warnings
 
@@ -164,22 +169,31 @@ def _numbers(detail: dict) -> dict:
     return {k: v for k, v in detail.items() if isinstance(v, (int, float))}
 
 
-def run_case(p: Program, *, rerun: bool = True, check_strides: bool = True, check_recompiles: bool = True) -> Verdict:
+def run_case(p: Program, *, rerun: bool = True, check_strides: bool = True, check_recompiles: bool = True,
+             confirmed=()) -> Verdict:
     """Judge one program. A finding is rerun once (unless the first run
     poisoned the process, fuzz.judge.poison); if the rerun disagrees the
-    verdict is FLAKY (not reported as a bug). Raises ProgramError for an
-    invalid program."""
+    verdict is FLAKY (not reported as a bug). A finding whose signature key
+    is in `confirmed` (the campaign has seen it hold on a rerun) is not rerun.
+    Raises ProgramError for an invalid program."""
     typecheck(p)
     prepare_process()
-    return judge_twice(lambda: _run_once(p, check_strides, check_recompiles), rerun)
+    again = rerun
+    if rerun and confirmed:
+        from fuzz.findings.signature import signature
+
+        again = lambda v: signature(v, p).key not in confirmed  # noqa: E731
+    return judge_twice(lambda: _run_once(p, check_strides, check_recompiles), again)
 
 
-def evaluate_dict(d: dict, *, rerun: bool = True, check_strides: bool = True) -> tuple[dict, str | None, dict]:
+def evaluate_dict(d: dict, *, rerun: bool = True, check_strides: bool = True,
+                  confirmed=()) -> tuple[dict, str | None, dict]:
     """A campaign worker's judgement of one Program dict: (verdict dict, error,
     extra). error is "program" (a bad program: an INVALID verdict naming why),
     "harness" (anything else that kept it from being judged) or None."""
     try:
-        return run_case(Program.from_dict(d), rerun=rerun, check_strides=check_strides).to_dict(), None, {}
+        return run_case(Program.from_dict(d), rerun=rerun, check_strides=check_strides,
+                        confirmed=confirmed).to_dict(), None, {}
     except ProgramError as e:
         return Verdict(outcome=Outcome.INVALID, exc_type="ProgramError", message=str(e)).to_dict(), "program", {}
     except Exception as e:  # noqa: BLE001 - e.g. an unknown backend: report, keep the worker

@@ -68,18 +68,21 @@ class ProgramKind:
     def prepare_worker(self) -> None:
         """Once per worker process, before its first case."""
 
-    def evaluate(self, d: dict) -> tuple[dict, str | None, dict]:
+    def evaluate(self, d: dict, **options) -> tuple[dict, str | None, dict]:
         """(verdict dict, error, extra) for one program dict in a worker:
         error is "program" (bad program), "harness" (anything else) or None;
         extra may carry "program" (the standalone form that reproduced) and
-        "restart" (the worker must be replaced)."""
+        "restart" (the worker must be replaced). options: rerun,
+        check_strides, confirmed (signature keys whose findings need no
+        rerun); a kind ignores those it has no use for."""
         raise NotImplementedError
 
-    def in_process(self, cases) -> Iterator[tuple[int, dict, dict]]:
-        """Judge (index, program) pairs in this process (a campaign without workers)."""
+    def in_process(self, cases, confirmed=()) -> Iterator[tuple[int, dict, dict]]:
+        """Judge (index, program) pairs in this process (a campaign without
+        workers); confirmed: as WorkerPool.confirmed (read at each case)."""
         self.prepare_worker()
         for i, p in cases:
-            vd, _, extra = self.evaluate(p if isinstance(p, dict) else p.to_dict())
+            vd, _, extra = self.evaluate(p if isinstance(p, dict) else p.to_dict(), confirmed=frozenset(confirmed))
             yield i, vd, {"wall": vd.get("seconds"), "restart": None, **extra}
 
     def strategy(self, cfg):

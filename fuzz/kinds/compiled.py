@@ -82,10 +82,10 @@ class CompiledKind(ProgramKind):
 
         prepare_process()
 
-    def evaluate(self, d: dict, rerun: bool = True, check_strides: bool = True):
+    def evaluate(self, d: dict, rerun: bool = True, check_strides: bool = True, confirmed=()):
         from fuzz.judge.runner import evaluate_dict
 
-        return evaluate_dict(d, rerun=rerun, check_strides=check_strides)
+        return evaluate_dict(d, rerun=rerun, check_strides=check_strides, confirmed=confirmed)
 
     def strategy(self, cfg):
         from strategies import programs
