@@ -171,12 +171,10 @@ def test_programs_alike_run_one_at_a_time_and_the_rest_are_skipped_after_a_hang(
     with WorkerPool(workers=2, timeout=4, workdir=str(tmp_path), recycle_after=None,
                     similar=named("compiled").similar_key) as pool:
         assert pool.wait_ready(180)
-        start = time.monotonic()
         out = {c: v for c, v, _ in pool.run([("a", marked(hang, "static")), ("b", marked(hang, "dynamic")),
                                               ("c", marked(hang, "maybe_dynamic")), ("ok", relu().to_dict())])}
-        took = time.monotonic() - start
         assert {c: v["outcome"] for c, v in out.items()} == {"a": "hang", "b": "skipped", "c": "skipped", "ok": "ok"}
-        assert "case a" in out["b"]["message"] and pool.restarts["hang"] == 1 and took < 30
+        assert "case a" in out["b"]["message"] and pool.restarts["hang"] == 1  # one time limit spent, not three
         # alike but not hanging: each is judged, one after another
         ok = {c: v["outcome"] for c, v, _ in pool.run([(m, marked(relu(), m)) for m in ("static", "dynamic")])}
         assert ok == {"static": "ok", "dynamic": "ok"}
