@@ -24,8 +24,6 @@ _MORE = (False, True, True, True)
 # matrices, NCHW tensors) and are where dynamic-shape consumers of pads and
 # views break. Listed after the simple ones, so shrinking still moves away.
 FAMILY_WEIGHTS = {"matrix": 3, "nn": 2, "index": 2, "resample": 2}
-# A case judges gradients too in one draw of `backward_every` (strategies/settings.py
-# prices it by device); never first, so a program shrinks to forward only.
 # Whether a second or third operand is a fresh input when a value would fit too.
 _FRESH = (False, False, True)
 
@@ -58,6 +56,8 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
     each op reading the most recent value."""
     check_range("min_ops", min_ops, "max_ops", max_ops)
     check_range("backward_every", 1, "backward_every", backward_every, floor=1)
+    # gradients too in one draw of backward_every (BACKWARD_EVERY prices it by device);
+    # never first, so a program shrinks to forward only
     backward_draws = (False,) * (backward_every - 1) + (True,)
     check_range("max_inputs", 1, "max_inputs", max_inputs, floor=1)
     check_range("max_symbols", 1, "max_symbols", max_symbols, floor=1)

@@ -6,6 +6,7 @@ place of ops a bug does not need."""
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Iterator
 
 from fuzz.program.ir import NEUTRAL_BINARY, NEUTRAL_OP, REPRESENTATIVES, OpCall, Program, TensorInput
@@ -121,8 +122,7 @@ def _substitutions(p: Program) -> Iterator:
         env = typecheck(p)
     except ProgramError:
         return
-    names = {x.name for x in p.inputs}
-    fresh = next(f"x{k}" for k in range(len(p.inputs), len(p.inputs) + len(names) + 1) if f"x{k}" not in names)
+    fresh = _unused("x", {x.name for x in p.inputs}, start=len(p.inputs))
     for i, c in enumerate(p.ops):
         if c.op == NEUTRAL_OP:
             continue
@@ -137,8 +137,7 @@ def _substitutions(p: Program) -> Iterator:
                 seen = _eager_shapes(p, c.out) if not new_sizes else seen
                 if seen is None or any(len(s) != len(info.shape) for s in seen):
                     break
-                sym = next(f"s{j}" for j in range(len(p.sizes) + len(info.shape) + 1)
-                           if f"s{j}" not in p.sizes and f"s{j}" not in new_sizes)
+                sym = _unused("s", set(p.sizes) | set(new_sizes))
                 new_sizes[sym] = [s[k] for s in seen]
                 shape.append(sym)
         else:
@@ -147,6 +146,11 @@ def _substitutions(p: Program) -> Iterator:
             q.inputs.append(TensorInput(name=fresh, shape=shape, dtype=info.dtype))
             q.ops[i] = OpCall(op=NEUTRAL_OP, args=[fresh], params={}, out=c.out)
             yield f"op {i} {c.op} -> {NEUTRAL_OP} of a new input {fresh}{shape}", _tidy(q)
+
+
+def _unused(prefix: str, taken: set, start: int = 0) -> str:
+    """The first of prefix+start, prefix+(start+1), ... not in `taken`."""
+    return next(name for k in itertools.count(start) if (name := f"{prefix}{k}") not in taken)
 
 
 def _eager_shapes(p: Program, value: str) -> list | None:
