@@ -1,6 +1,7 @@
 """A seed gives the same stream whatever else is loaded: Hypothesis's
 harvesting of literals from local modules is off while generating."""
 
+import contextlib
 import importlib
 import json
 import sys
@@ -99,6 +100,7 @@ def test_the_next_batch_is_drawn_while_this_one_is_used():
     in_line = gen._batch
     stream = gen.generate(_STRATEGY, seed_=4, batch_size=10)
     first = [next(stream).to_json() for _ in range(3)]
+    stream.close()
     gen._batch = spy
     try:
         ahead = gen.generate(_STRATEGY, seed_=4, batch_size=10)
@@ -112,3 +114,37 @@ def test_the_next_batch_is_drawn_while_this_one_is_used():
         assert [b for b, _ in drawn] == [0], drawn  # no batch drawn past `count`
     finally:
         gen._batch = in_line
+
+
+def test_two_streams_never_draw_at_once(monkeypatch):
+    """Two Hypothesis runs at once in a process changed each other's draws
+    (a CI run saw it): streams drawn side by side take turns, and each gets
+    the programs it gets alone."""
+    import threading
+    import time
+
+    alone = [p.to_json() for p in gen.generate(_STRATEGY, seed_=4, count=12, batch_size=6)]
+    inside, most = [0], [0]
+    real = gen.no_local_constants
+
+    @contextlib.contextmanager
+    def counting():
+        with real():
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+            time.sleep(0.05)  # long enough that two unguarded draws overlap
+            try:
+                yield
+            finally:
+                inside[0] -= 1
+
+    monkeypatch.setattr(gen, "no_local_constants", counting)
+    got = {}
+    threads = [threading.Thread(target=lambda k=k: got.__setitem__(
+        k, [p.to_json() for p in gen.generate(_STRATEGY, seed_=4, count=12, batch_size=6)])) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1
+    assert got == {0: alone, 1: alone, 2: alone}

@@ -23,6 +23,10 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from fuzz.program.ir import Program
 
 BATCH = 100
+# Hypothesis runs in one process share global state (its constant pools among
+# it): two batches drawn at once, by two streams, each drew other programs
+# about once in 40 draws. Batches are drawn one at a time, whoever asks.
+_DRAWING = threading.Lock()
 
 
 @dataclass
@@ -144,6 +148,6 @@ def _batch(strategy, seed_: int, batch: int, size: int = BATCH) -> list[Program]
     def collect(p):
         out.append(p)
 
-    with no_local_constants():
+    with _DRAWING, no_local_constants():
         collect()
     return out
