@@ -127,14 +127,15 @@ def _substitutions(p: Program) -> Iterator:
         if c.op == NEUTRAL_OP:
             continue
         info = env[c.out]
-        shape, new_sizes = [], {}
+        shape, new_sizes, seen = [], {}, None  # seen: the op's eager shapes, run at its first unbacked dim
         for k, d in enumerate(info.shape):
             if d.is_symbol and d.base in p.sizes:
                 shape.append(d.base)
             elif d.is_literal or (len(set(d.values)) == 1 and not d.is_data_dependent):
                 shape.append(d.values[0] if d.values else d.const)
             else:  # an unbacked size (nonzero's count, say): a new symbol with the sizes eager makes
-                seen = _eager_shapes(p, c.out) if not new_sizes else seen
+                if seen is None:
+                    seen = _eager_shapes(p, c.out)
                 if seen is None or any(len(s) != len(info.shape) for s in seen):
                     break
                 sym = _unused("s", set(p.sizes) | set(new_sizes))
