@@ -90,8 +90,9 @@ def judge_in_subprocess(program_path, *, timeout: float = 600.0, python: str | N
     limit a HANG verdict (as the worker pool reports them); anything else
     that yields no verdict raises JudgeError. env: variables for the child
     beyond this process's (child_env)."""
-    cmd = [python or sys.executable, "-X", "faulthandler", "-m", "fuzz", "check", str(program_path), "--json",
-           "--in-process"]
+    # absolute: the child runs in the package's root, wherever this process runs
+    cmd = [python or sys.executable, "-X", "faulthandler", "-m", "fuzz", "check", str(Path(program_path).absolute()),
+           "--json", "--in-process"]
     start = time.monotonic()
     rc, out, err = run_command(cmd, timeout=timeout, env=child_env(cache_dir, env), cwd=_ROOT)
     if rc is None:
@@ -101,9 +102,9 @@ def judge_in_subprocess(program_path, *, timeout: float = 600.0, python: str | N
         frames, rest = faulthandler_frames(err.splitlines())
         name = signal_name(-rc)
         head = f"worker killed by signal {-rc} ({name})"
-        tail = "\n".join(rest[-40:])
+        last = "\n".join(rest[-40:])
         return Verdict(outcome=Outcome.CRASH, stage=Stage.PROCESS, exc_type=name, frames=frames,
-                       message=f"{head}\n--- worker stderr, last lines ---\n{tail}" if tail else head,
+                       message=with_tail(head, last),
                        seconds=time.monotonic() - start)
     d = _parse_json_object(out) if rc in (0, 1, 2) else None
     if d is None:
