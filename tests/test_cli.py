@@ -48,7 +48,7 @@ def test_check_json_output(case):
     (None, "cannot read"),
     ("{broken", "not valid JSON"),
     ('{"schema": 99}', "schema version 99 is not supported"),
-    ('{"schema": 1, "sizes": {}, "inputs": [], "ops": [], "outputs": []}', "at least one input"),
+    ('{"schema": 1, "sizes": {}, "inputs": [], "ops": [], "outputs": []}', "inputs: needs at least 1 item"),
 ])
 def test_check_bad_input_is_one_line_exit_2(case, tmp_path, text, needle):
     path = str(tmp_path / "missing.json") if text is None else case(None, text=text)

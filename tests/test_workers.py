@@ -123,8 +123,8 @@ def test_bad_program_keeps_worker(pool):
     _, v, info = judge(pool, {"schema": 999})
     assert v["outcome"] == Outcome.INVALID.value and v["exc_type"] == "ProgramError"
     assert info["error"] == "program" and info["pid"] == before["pid"]
-    _, v, info = judge(pool, relu("no_such_backend"))
-    assert v["outcome"] == Outcome.INVALID.value and info["error"] == "harness"
+    _, v, info = judge(pool, relu("no_such_backend"))  # refused by the schema, before the harness
+    assert v["outcome"] == Outcome.INVALID.value and info["error"] == "program"
     assert sum(pool.restarts.values()) == restarts and info["pid"] == before["pid"]
 
 

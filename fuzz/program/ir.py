@@ -195,30 +195,18 @@ def op_kind(c: OpCall) -> str:
     return fam + (f"({','.join(cats)})" if cats else "")
 
 
-def _need(d: dict, key: str, typ, where: str):
-    if key not in d:
-        raise ProgramError(f"{where}: missing field {key!r}")
-    v = d[key]
-    if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
-        raise ProgramError(f"{where}: field {key!r} must be {getattr(typ, '__name__', typ)}, got {type(v).__name__}")
-    return v
-
-
 # What the other files of a corpus entry hold, to name one given in place of a program.
 _NOT_A_PROGRAM = {"outcome": "a verdict (verdict.json)", "hits": "an entry's meta.json",
                   "torch": "an entry's env.json", "key": "a signature (signature.json)", "rows": "an ablation.json"}
 
 
-def _optional(d: dict, key: str, ok, want: str, where: str) -> None:
-    if key in d and not ok(d[key]):
-        raise ProgramError(f"{where}: field {key!r} must be {want}, got {d[key]!r}"[:300])
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _program_from_dict(d: Any) -> Program:
+    from fuzz.program.schema import bad_name, violation
+
+    def check_name(name: str, where: str) -> None:
+        if bad_name(name):
+            raise ProgramError(f"{where}: {bad_name(name)}")
+
     if not isinstance(d, dict):
         raise ProgramError("a program must be a JSON object")
     if "schema" not in d:
@@ -228,70 +216,33 @@ def _program_from_dict(d: Any) -> Program:
     schema = d.get("schema")
     if schema != SCHEMA_VERSION:
         raise ProgramError(f"schema version {schema!r} is not supported (this shapefuzz reads {SCHEMA_VERSION})")
-    sizes = _need(d, "sizes", dict, "program")
-    for k, v in sizes.items():
-        if not isinstance(v, list) or not v or not all(_is_int(x) and x >= 0 for x in v):
-            raise ProgramError(f"sizes[{k!r}] must be a non-empty list of non-negative ints")
+    why = violation(d, "compiled_program")  # every field's type and range (fuzz/program/schema.json)
+    if why:
+        raise ProgramError(why)
+    sizes = d["sizes"]
+    for k in sizes:
+        check_name(k, f"sizes[{k!r}]")
     if len({len(v) for v in sizes.values()}) > 1:
         raise ProgramError("every size symbol needs one value per call of the schedule")
-    if sizes and len(next(iter(sizes.values()))) > MAX_CALLS:
-        raise ProgramError(f"the size schedule has {len(next(iter(sizes.values())))} calls, over the limit of "
-                           f"{MAX_CALLS}")
-    known_inputs = {f.name for f in TensorInput.__dataclass_fields__.values()}
     inputs = []
-    for i, x in enumerate(_need(d, "inputs", list, "program")):
-        where = f"inputs[{i}]"
-        if not isinstance(x, dict):
-            raise ProgramError(f"{where} must be an object")
-        extra = set(x) - known_inputs
-        if extra:
-            raise ProgramError(f"{where}: unknown fields {sorted(extra)}")
-        _need(x, "name", str, where)
-        _need(x, "shape", list, where)
-        _optional(x, "dtype", lambda v: isinstance(v, str), "a dtype name", where)
-        _optional(x, "layout", lambda v: isinstance(v, str), "a layout name", where)
-        _optional(x, "layout_dim", _is_int, "an int", where)
-        _optional(x, "scale", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
-                  and abs(v) < float("inf") and v == v, "a finite number", where)
-        _optional(x, "marks", lambda v: isinstance(v, list) and all(isinstance(m, str) for m in v),
-                  "a list of marks", where)
+    for i, x in enumerate(d["inputs"]):
+        check_name(x["name"], f"inputs[{i}].name")
+        for dim, bounds in x.get("mark_range", {}).items():
+            where = f'inputs[{i}].mark_range["{dim}"]'
+            if int(dim) >= len(x["shape"]):
+                raise ProgramError(f"{where}: dim {dim} is past the input's rank {len(x['shape'])}")
+            if bounds[0] > bounds[1]:
+                raise ProgramError(f"{where}: min {bounds[0]} is above max {bounds[1]}")
+            size, marks = x["shape"][int(dim)], x.get("marks") or []
+            values = sizes.get(size, []) if isinstance(size, str) else [size]
+            used = int(dim) < len(marks) and marks[int(dim)] == "dynamic"  # codegen passes it to mark_dynamic
+            if used and any(not bounds[0] <= v <= bounds[1] for v in values):  # mark_dynamic would refuse the call
+                raise ProgramError(f"{where}: the schedule's sizes {values} of that dim leave [{bounds[0]}, "
+                                   f"{bounds[1]}]")
         inputs.append(TensorInput(**x))
     ops = []
-    for i, o in enumerate(_need(d, "ops", list, "program")):
-        if not isinstance(o, dict):
-            raise ProgramError(f"ops[{i}] must be an object")
-        args = _need(o, "args", list, f"ops[{i}]")
-        if not all(isinstance(a, str) for a in args):
-            raise ProgramError(f"ops[{i}]: args must be value names (strings)")
-        ops.append(OpCall(op=_need(o, "op", str, f"ops[{i}]"), args=args,
-                          params=_need(o, "params", dict, f"ops[{i}]"), out=_need(o, "out", str, f"ops[{i}]")))
-    outputs = _need(d, "outputs", list, "program")
-    if not all(isinstance(o, str) for o in outputs):
-        raise ProgramError("outputs must be value names (strings)")
-    settings = d.get("settings", {})
-    if not isinstance(settings, dict):
-        raise ProgramError("settings must be an object")
-    extra = set(settings) - {f for f in RunSettings.__dataclass_fields__}
-    if extra:
-        raise ProgramError(f"settings: unknown fields {sorted(extra)}")
-    _check_settings(settings)
-    seed = d.get("seed", 0)
-    if not _is_int(seed):
-        raise ProgramError("seed must be an int")
-    return Program(sizes=sizes, inputs=inputs, ops=ops, outputs=outputs, settings=RunSettings(**settings), seed=seed,
-                   schema=schema)
-
-
-def _check_settings(s: dict) -> None:
-    from fuzz.devices import DeviceError, parse
-
-    _optional(s, "backend", lambda v: isinstance(v, str) and v, "a backend name", "settings")
-    _optional(s, "device", lambda v: isinstance(v, str), "a device string", "settings")
-    _optional(s, "dynamic", lambda v: v in DYNAMIC_FLAGS and not _is_int(v), "null, true or false", "settings")
-    _optional(s, "mode", lambda v: v is None or isinstance(v, str), "null or a torch.compile mode", "settings")
-    _optional(s, "options", lambda v: isinstance(v, dict), "an object of Inductor options", "settings")
-    if "device" in s:
-        try:
-            parse(s["device"])
-        except DeviceError as e:
-            raise ProgramError(f"settings: {e}") from None
+    for i, o in enumerate(d["ops"]):
+        check_name(o["out"], f"ops[{i}].out")
+        ops.append(OpCall(op=o["op"], args=o["args"], params=o["params"], out=o["out"]))
+    return Program(sizes=sizes, inputs=inputs, ops=ops, outputs=d["outputs"],
+                   settings=RunSettings(**d.get("settings", {})), seed=d.get("seed", 0), schema=schema)

@@ -246,9 +246,14 @@ def _fields(cls, d: Any, where: str) -> dict:
 
 
 def _from_dict(d: Any) -> StepProgram:
+    from fuzz.program.schema import violation
+
     _fields(StepProgram, d, "step program")
     if d.get("schema") != SCHEMA_VERSION:
         raise ProgramError(f"step-program schema {d.get('schema')!r} is not supported (this shapefuzz reads {SCHEMA_VERSION})")
+    why = violation(d, "step_program")  # every field's type and range (fuzz/program/schema.json)
+    if why:
+        raise ProgramError(why)
     if not isinstance(d.get("blocks"), list):
         raise ProgramError("step program: 'blocks' must be a list")
     blocks = []

@@ -1,0 +1,167 @@
+"""Every program file is checked against one schema, schema.json beside this
+module, before any of it is used: a program file comes from someone else, so
+each field is data of a known type and range, never text to run.
+
+schema.json is a JSON Schema (draft 2020-12). Its checker here implements the
+keywords that file uses (type, enum, const, properties, required,
+additionalProperties, propertyNames, items, min/maxItems, maxProperties,
+minimum, maximum, pattern, maxLength, anyOf, $ref), so shapefuzz needs no
+schema library on a GPU box without network; tests/test_schema.py holds it to
+the `jsonschema` package's answers where that is installed. What a schema
+cannot say (a symbol an input names is a key of sizes, min <= max of a
+mark_range) the loader checks after it (ir.py, step_ir.py, typecheck.py).
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import keyword
+import math
+import re
+from functools import lru_cache
+from pathlib import Path
+
+SCHEMA_PATH = Path(__file__).with_name("schema.json")
+
+# Names the generated code (codegen.module_source, repro_source) binds or reads
+# itself, builtins included: a program's input, value or size symbol named so
+# would shadow them. Checked against the generated code by tests/test_schema.py.
+RESERVED_NAMES = frozenset(dir(builtins)) | frozenset({"n", 
+    "torch", "F", "sys", "re", "time", "math", "importlib", "make", "make_inputs", "mark_inputs", "program",
+    "main", "compiled", "g", "call", "fp64", "t", "dtype", "shape", "scale", "SEED", "DEVICE", "SIZES",
+    "DYNAMIC_DIMS", "DYNAMO_CONFIG", "BACKWARD", "MAX_GRAPHS", "SKIP_EXIT", "run_schedule", "compare_outputs",
+    "describe", "missing_device", "result", "lines", "failed", "key", "value", "inputs", "out", "expected",
+})
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict:
+    with open(SCHEMA_PATH) as f:
+        return json.load(f)
+
+
+def bad_name(name: str) -> str | None:
+    """Why `name` (an identifier by the schema) cannot be a Python name in generated code, or None."""
+    if keyword.iskeyword(name) or name in RESERVED_NAMES or name.startswith("__"):
+        return f"{name!r} cannot be a name (a Python keyword, or a name the generated code uses)"
+    return None
+
+
+def violation(doc, definition: str) -> str | None:
+    """One line naming the first field of `doc` that the schema's `definition`
+    ("compiled_program", "step_program", ...) refuses, and why; None if it fits."""
+    root = schema()
+    err = _check(doc, root["$defs"][definition], root, "")
+    if err is None:
+        return None
+    where, why = err
+    return f"{where or 'the program'}: {why}"[:400]
+
+
+_TYPES = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+}
+
+
+def _kind(v) -> str:
+    return next(t for t in ("boolean", "integer", "number", "string", "array", "object", "null") if _TYPES[t](v)) \
+        if any(f(v) for f in _TYPES.values()) else type(v).__name__
+
+
+def _short(v) -> str:
+    text = json.dumps(v) if _kind(v) != type(v).__name__ else repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check(v, s: dict, root: dict, at: str):
+    """(where, why) for the first violation of schema `s` by value `v`, or None."""
+    if "$ref" in s:
+        return _check(v, root["$defs"][s["$ref"].rsplit("/", 1)[1]], root, at)
+    if "anyOf" in s:
+        errs = [_check(v, sub, root, at) for sub in s["anyOf"]]
+        if not all(errs):
+            return None
+        deepest = max(errs, key=lambda e: len(e[0]))
+        if deepest[0] == at and s.get("description"):  # no branch got further than v itself
+            return at, f"must be {s['description']}; got {_kind(v)} {_short(v)}"
+        return deepest
+    if "const" in s and not _same(v, s["const"]):
+        return at, f"must be {json.dumps(s['const'])}, got {_short(v)}"
+    if "enum" in s and not any(_same(v, e) for e in s["enum"]):
+        return at, f"must be one of {', '.join(json.dumps(e) for e in s['enum'])}; got {_short(v)}"
+    if "type" in s:
+        types = s["type"] if isinstance(s["type"], list) else [s["type"]]
+        if not any(_TYPES[t](v) for t in types):
+            return at, f"must be {' or '.join(types)}, got {_kind(v)} {_short(v)}"
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        if isinstance(v, float) and math.isnan(v) and ("minimum" in s or "maximum" in s):
+            return at, "must be a number, got NaN"
+        if "minimum" in s and v < s["minimum"]:
+            return at, f"must be >= {s['minimum']}, got {_short(v)}"
+        if "maximum" in s and v > s["maximum"]:
+            return at, f"must be <= {s['maximum']}, got {_short(v)}"
+    if isinstance(v, str):
+        if "maxLength" in s and len(v) > s["maxLength"]:
+            return at, f"must be at most {s['maxLength']} characters long"
+        if "pattern" in s and not re.search(s["pattern"], v):
+            return at, f"{_short(v)} is not {s.get('description') or 'of the form ' + s['pattern']}"
+    if isinstance(v, list):
+        if len(v) < s.get("minItems", 0):
+            return at, f"needs at least {s['minItems']} item{'s' * (s['minItems'] > 1)}, got {len(v)}"
+        if "maxItems" in s and len(v) > s["maxItems"]:
+            what = f" ({s['description']})" if s.get("description") else ""
+            return at, f"takes at most {s['maxItems']} items, got {len(v)}{what}"
+        if "items" in s:
+            for i, x in enumerate(v):
+                err = _check(x, s["items"], root, f"{at}[{i}]")
+                if err:
+                    return err
+    if isinstance(v, dict):
+        return _check_object(v, s, root, at)
+    return None
+
+
+def _check_object(v: dict, s: dict, root: dict, at: str):
+    if "maxProperties" in s and len(v) > s["maxProperties"]:
+        return at, f"takes at most {s['maxProperties']} fields, got {len(v)}"
+    for key in s.get("required", ()):
+        if key not in v:
+            return at, f"missing field {key!r}"
+    props = s.get("properties", {})
+    for key, x in v.items():
+        where = f"{at}.{key}" if at and _plain(key) else (key if _plain(key) else f"{at}[{_short(key)}]")
+        if "propertyNames" in s:
+            err = _check(key, s["propertyNames"], root, where)
+            if err:
+                return where, f"is not an allowed key ({err[1]})"
+        if key in props:
+            err = _check(x, props[key], root, where)
+        elif s.get("additionalProperties") is False:
+            err = (where, f"unknown field (known: {', '.join(props)})")
+        elif isinstance(s.get("additionalProperties"), dict):
+            err = _check(x, s["additionalProperties"], root, where)
+        else:
+            err = None
+        if err:
+            return err
+    return None
+
+
+def _plain(key: str) -> bool:
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", key) is not None
+
+
+def _same(a, b) -> bool:
+    """JSON equality: 1 is not true, 1 is 1.0."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    return type(a) in (int, float) and type(b) in (int, float) and a == b or a == b and type(a) is type(b)
