@@ -51,6 +51,7 @@ from fuzz.files import dumps as _dumps
 from fuzz.files import fsync_dir as _fsync_dir  # a module name: tests make it fail
 from fuzz.files import write_atomic as _write_atomic
 from fuzz.files import write_synced as _write
+from fuzz.program.quoting import doc_text
 from fuzz.program.ir import Program, ProgramError
 from fuzz.program.loading import load_program, repro_source
 from fuzz.findings.signature import Signature, signature
@@ -170,17 +171,17 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _repro(program: Program, sig: Signature) -> tuple[str, str | None]:
+def entry_repro(program: Program, sig: Signature) -> tuple[str, str | None]:
     """The repro script, or a stub that says why there is none: a codegen bug
     must not cost us the finding."""
-    title = f"shapefuzz {sig.key}: {sig.text}".replace("\\", "/").replace('"""', "'''")
+    title = f"shapefuzz {sig.key}: {sig.text}"
     try:
         return repro_source(program, title), None
     except Exception as e:  # noqa: BLE001 - any codegen failure
         why = f"{type(e).__name__}: {e}"
-        stub = (f'"""{title}\n\nNo repro: code generation failed: {why}\n"""\nimport sys\n\n'
+        stub = (f'"""{doc_text(title)}\n\nNo repro: code generation failed: {doc_text(why)}\n"""\nimport sys\n\n'
                 f"sys.exit({('no repro: ' + why)!r})\n")
-        return stub, why.replace("\\", "/").replace('"""', "'''")
+        return stub, why
 
 
 # -- the corpus ---------------------------------------------------------------
@@ -259,7 +260,7 @@ class Corpus:
         try:
             os.chmod(tmp, 0o755)  # mkdtemp makes it 0700; the entry is for everyone to read
             now = _now()
-            repro, repro_error = _repro(program, signature)
+            repro, repro_error = entry_repro(program, signature)
             meta = {"first_seen": now, "last_seen": now, "hits": 1}
             if repro_error:
                 meta["repro_error"] = repro_error
@@ -343,7 +344,7 @@ class Corpus:
                 _write_atomic(d / "original_program.json", entry.program.to_json(indent=2) + "\n")
             _write_atomic(d / "program.json", program.to_json(indent=2) + "\n")
             _write_atomic(d / "verdict.json", _dumps(verdict.to_dict()))
-            repro, repro_error = _repro(program, entry.signature)
+            repro, repro_error = entry_repro(program, entry.signature)
             _write_atomic(d / "repro.py", repro)
             meta = dict(entry.meta)
             meta["shrink"] = {**record, "at": _now()}
@@ -397,7 +398,7 @@ class Corpus:
                 if (src.path / name).is_file():
                     shutil.copyfile(src.path / name, tmp / name)
                     os.chmod(tmp / name, 0o644)
-            repro, repro_error = _repro(src.program, sig)
+            repro, repro_error = entry_repro(src.program, sig)
             meta = {k: v for k, v in src.meta.items() if k not in ("variants", "hits")}
             meta.update(hits=src.hits, variants={}, first_seen=src.meta["first_seen"], last_seen=src.meta["last_seen"])
             if repro_error:
@@ -450,7 +451,7 @@ class Corpus:
             if meta["shrink"] is None:
                 del meta["shrink"]
         program = load_program(json.loads((d / "program.json").read_text(encoding="utf-8")))
-        repro, repro_error = _repro(program, dst.signature)
+        repro, repro_error = entry_repro(program, dst.signature)
         _write_atomic(d / "repro.py", repro)
         if repro_error:
             meta["repro_error"] = repro_error

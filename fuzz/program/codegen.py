@@ -20,6 +20,7 @@ from fuzz.program.dtypes import FLOATING
 from fuzz.program.ir import Program
 from fuzz.program.layouts import alias_lines, input_expr
 from fuzz.program.opdb import OPS
+from fuzz.program.quoting import doc_text
 from fuzz.program.typecheck import typecheck
 
 
@@ -52,8 +53,8 @@ def mark_lines(p: Program) -> list[str]:
                 continue
             dim = d - len(x.marks) if x.mark_negative else d
             bounds = x.mark_range.get(str(d)) if m == "dynamic" else None
-            extra = f", min={bounds[0]}, max={bounds[1]}" if bounds else ""
-            lines.append(f"    {fn[m]}({x.name}, {dim}{extra})")
+            extra = f", min={bounds[0]!r}, max={bounds[1]!r}" if bounds else ""
+            lines.append(f"    {fn[m]}({x.name}, {dim!r}{extra})")
     return lines
 
 
@@ -186,7 +187,7 @@ def loop_source() -> str:
 
 def repro_source(p: Program, title: str = "") -> str:
     imports, compile_expr = compile_call(p)
-    head = [f'"""{title or "shapefuzz repro"}', "",
+    head = [f'"""{doc_text(title or "shapefuzz repro")}', "",
             "Runs the program eagerly (and in float64 as a reference) and compiled over the",
             "size schedule; exits 1 when compiled and eager disagree, 0 when they agree,",
             "77 when this machine lacks its device.", '"""',

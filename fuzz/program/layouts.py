@@ -148,8 +148,8 @@ def alias_lines(x) -> list[str]:
     """make_inputs lines for an aliasing input (indented for the function body)."""
     a, b = x.alias, x.alias["of"]
     expr = {"same": b, "view": f"{b}[...]", "transpose": f"{b}.transpose(-1, -2)",
-            "narrow": f"{b}.narrow({a.get('dim')}, {a.get('start')}, {a.get('length')})",
-            "before": f"torch.as_strided({b}, ({a.get('length')},), (1,), {b}.storage_offset() - {a.get('length')})",
+            "narrow": f"{b}.narrow({a.get('dim')!r}, {a.get('start')!r}, {a.get('length')!r})",
+            "before": f"torch.as_strided({b}, ({a.get('length')!r},), (1,), {b}.storage_offset() - {a.get('length')!r})",
             }[a["view"]]
     lines = [f"    {x.name} = {expr}"]
     if a.get("calls") is not None:

@@ -14,6 +14,7 @@ import inspect
 import json
 
 from fuzz.judge import compare as _compare
+from fuzz.program.quoting import doc_text
 from fuzz.program.step_ir import OPS, StepProgram, check
 
 INDENT = "    "
@@ -157,7 +158,7 @@ def step_repro_source(p: StepProgram, title: str = "") -> str:
     1 on disagreement, 0 on agreement."""
     mod = module_source(p)
     env = p.settings.env()
-    head = [f'"""{title or "shapefuzz torch_xla repro"}', "",
+    head = [f'"""{doc_text(title or "shapefuzz torch_xla repro")}', "",
             "Runs the steps eagerly on CPU (and in float64 as a reference) and on the XLA",
             "device (PJRT_DEVICE=CPU unless set); exits 1 when they disagree, 0 when they agree.",
             '"""', "import os", "import sys", "",
