@@ -8,3 +8,10 @@ if ROOT not in sys.path:
 # tests/ray start Ray clusters of their own (tens of processes, fixed to a module): they run in one
 # process by .ci/ray.sh (or `pytest tests/ray`), never spread over pytest-xdist workers with the rest.
 collect_ignore = ["ray"] if os.environ.get("PYTEST_XDIST_WORKER") else []
+
+# The test-only planted backends (tests.planted_extra:NAME) are named in programs the tests judge in
+# this process and in sandboxes; a module:attr backend is imported only where it is allowed
+# (fuzz/judge/backends.py), as `--allow-backend tests.planted_extra` would on the command line.
+from fuzz.judge.backends import allow_modules  # noqa: E402
+
+allow_modules(["tests.planted_extra", "toybackends", "test_triage"])  # and two tests' own modules

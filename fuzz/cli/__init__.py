@@ -24,13 +24,25 @@ def build_parser() -> argparse.ArgumentParser:
                                  "PyTorch compilers: compiled vs eager over a size schedule.")
     sub = ap.add_subparsers(dest="command", required=True)
     for module in SUBCOMMANDS:
-        module.add_parser(sub)
+        module.add_parser(sub).add_argument(
+            "--allow-backend", action="append", default=[], metavar="MODULE",
+            help="let a program's module:attr backend import MODULE (a program file alone never imports one; "
+                 "--backend module:attr allows its module too); repeatable")
     return ap
+
+
+def _allow_backends(args) -> None:
+    """The modules this command line lets a module:attr backend import."""
+    from fuzz.judge.backends import allow_modules
+
+    named = getattr(args, "backend", None)
+    allow_modules(list(args.allow_backend) + ([named.partition(":")[0]] if named and ":" in named else []))
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        _allow_backends(args)
         return args.fn(args)
     except KeyboardInterrupt:
         print("shapefuzz: interrupted", file=sys.stderr)

@@ -18,6 +18,7 @@ def add_parser(subparsers):
 
 
 def cmd(args) -> int:
+    from fuzz.judge.backends import not_allowed
     from fuzz.program.loading import repro_source
 
     try:
@@ -25,10 +26,18 @@ def cmd(args) -> int:
     except ValueError as e:
         error(str(e))
         return EXIT_BAD_INPUT
+    why = not_allowed(getattr(p.settings, "backend", ""))
+    if why:  # the repro would import it
+        error(why)
+        return EXIT_BAD_INPUT
     src = repro_source(p, title=f"repro of {args.case}")
     if args.output:
-        with open(args.output, "w") as f:
-            f.write(src)
+        try:
+            with open(args.output, "w") as f:
+                f.write(src)
+        except OSError as e:
+            error(f"cannot write {args.output}: {e.strerror or e}")
+            return EXIT_BAD_INPUT
     else:
         sys.stdout.write(src)
     return EXIT_OK

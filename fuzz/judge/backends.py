@@ -5,11 +5,18 @@ A backend turns the program function into a compiled callable. Built-in names
 map to torch.compile backends; "module:attr" names any torch.compile backend
 callable (gm, example_inputs) -> callable, which is how users and the tests
 plug in their own (see fuzz/planted.py).
+
+A program file may name a "module:attr" backend, but naming it never imports
+it: the module must be allowed by whoever runs shapefuzz (`--backend
+module:attr` or `--allow-backend MODULE` on the command line, which set
+ALLOW_ENV for the processes it starts). shapefuzz's own planted backends are
+allowed always.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass
 
 from fuzz.program.ir import RunSettings
@@ -17,6 +24,31 @@ from fuzz.program.ir import RunSettings
 
 class BackendError(ValueError):
     """An unknown or unloadable backend name."""
+
+
+ALLOW_ENV = "SHAPEFUZZ_ALLOW_BACKEND"  # comma-separated modules a "module:attr" backend may import
+ALWAYS_ALLOWED = frozenset({"fuzz.planted", "fuzz.judge.faults"})  # shapefuzz's own wrong and faulty backends
+
+
+def allow_modules(modules) -> None:
+    """Let "module:attr" backends of these modules be imported, here and in
+    every process this one starts (the sandbox, workers, repro.py runs)."""
+    mods = set(allowed_modules()) | {m for m in modules if m}
+    os.environ[ALLOW_ENV] = ",".join(sorted(mods - ALWAYS_ALLOWED))
+
+
+def allowed_modules() -> frozenset:
+    return ALWAYS_ALLOWED | {m.strip() for m in os.environ.get(ALLOW_ENV, "").split(",") if m.strip()}
+
+
+def not_allowed(name: str) -> str | None:
+    """Why custom backend `name` may not be imported (its module is not
+    allowed), with the flag that allows it; None for an allowed or built-in one."""
+    mod = name.partition(":")[0]
+    if ":" not in name or mod in allowed_modules():
+        return None
+    return (f"backend {name!r} would import module {mod!r}, which a program file alone never does: "
+            f"pass --allow-backend {mod} (or --backend {name}) to run it")
 
 
 @dataclass(frozen=True)
@@ -103,6 +135,9 @@ def resolve(name: str):
             except ImportError as e:
                 raise BackendError(f"backend {name!r} needs a package that is not installed: {e}") from None
         return name
+    why = not_allowed(name)
+    if why:
+        raise BackendError(why)
     mod, _, attr = name.partition(":")
     try:
         obj = getattr(importlib.import_module(mod), attr)
