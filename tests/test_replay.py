@@ -63,9 +63,13 @@ def corpus(tmp_path_factory):
     shutil.copytree(root / keys[STILL_FAILING], bad)
     (bad / "program.json").write_text("{not json")
     keys[ERROR] = bad.name
-    crashing = record(c, ADD)
-    (crashing / "repro.py").write_text("import a_module_that_does_not_exist_anywhere\n")
+    crashing = record(c, ADD)  # the harness dies (SIGSEGV) where the recorded bug was a divergence
+    switch_backend(crashing, "fuzz.judge.faults:segfault")
     keys["repro-crash"] = crashing.name
+    truncated = record(c, ADD + [("relu", ["v0"], {})])  # a stored repro.py cut short: it cannot be filed
+    text = (truncated / "repro.py").read_text()
+    (truncated / "repro.py").write_text(text[:len(text) // 2])
+    keys["truncated"] = truncated.name
     return root, keys
 
 
@@ -82,7 +86,7 @@ def test_each_status(corpus, rows):
     assert still.status == STILL_FAILING and still.repro_rc == 1
     assert still.new_signature == keys[STILL_FAILING] and still.outcome == "divergence"
     fixed = rows[keys[FIXED]]
-    assert fixed.status == FIXED and fixed.repro_rc == 0 and fixed.new_signature == ""
+    assert fixed.status == FIXED and fixed.repro_rc == 0 and fixed.outcome == "ok"  # judged, not just run
     changed = rows[keys[CHANGED]]
     assert changed.status == CHANGED and changed.repro_rc == 1
     assert changed.new_signature != keys[CHANGED] and changed.outcome == "compiled-only-error"
@@ -92,8 +96,10 @@ def test_each_status(corpus, rows):
     assert corrupt.status == ERROR and corrupt.reason.startswith("corrupt entry: program.json: not valid JSON")
     assert corrupt.repro_rc is None  # nothing was run
     crash = rows[keys["repro-crash"]]
-    assert crash.status == ERROR and crash.reason.startswith("repro crashed (exit 1)")
-    assert "a_module_that_does_not_exist_anywhere" in crash.reason
+    assert crash.status == ERROR and crash.reason.startswith("repro crashed (exit -11)"), crash.reason
+    truncated = rows[keys["truncated"]]
+    assert truncated.status == ERROR and truncated.reason.startswith("repro.py is truncated or not Python")
+    assert truncated.repro_rc is None  # nothing was run
     json.dumps([r.to_dict() for r in rows.values()])  # plain data
 
 
@@ -132,13 +138,13 @@ def test_cli_json_table_and_exit_codes(corpus, rows, monkeypatch, capsys):
     assert args.fn(args) == 1
     assert seen == {"corpus": str(root), "timeout": 120.0, "jobs": 3}
     out = json.loads(capsys.readouterr().out)
-    assert out["exit_status"] == 1 and out["counts"] == {STILL_FAILING: 1, FIXED: 1, CHANGED: 1, ERROR: 2, SKIPPED: 0}
+    assert out["exit_status"] == 1 and out["counts"] == {STILL_FAILING: 1, FIXED: 1, CHANGED: 1, ERROR: 3, SKIPPED: 0}
     assert {r["key"]: r["status"] for r in out["rows"]}[keys[FIXED]] == FIXED
 
     args = _parser().parse_args(["replay", str(root)])
     assert args.fn(args) == 1
     table = capsys.readouterr().out
-    assert keys[CHANGED] in table and "still-failing" in table and "5 entries" in table
+    assert keys[CHANGED] in table and "still-failing" in table and "6 entries" in table
 
     good = [r for r in rows.values() if r.status in (STILL_FAILING, FIXED)]
     monkeypatch.setattr(replay_mod, "replay", lambda *a, **k: good)
@@ -154,14 +160,63 @@ def test_cli_missing_corpus_is_bad_input(tmp_path, capsys):
     assert "no corpus directory" in capsys.readouterr().err
 
 
-def test_empty_corpus_replays_to_nothing(tmp_path):
-    assert replay(tmp_path) == []
+def test_a_corpus_with_no_entry_is_bad_input(tmp_path, capsys):
+    (tmp_path / "known_issues.json").write_text("[]")
+    with pytest.raises(FileNotFoundError, match="holds no corpus entry"):
+        replay(tmp_path)
+    args = _parser().parse_args(["replay", str(tmp_path)])
+    assert args.fn(args) == 2
+    assert "holds no corpus entry" in capsys.readouterr().err
+
+
+def test_an_empty_repro_is_an_error_never_fixed(tmp_path):
+    c = Corpus(tmp_path)
+    fixed = record(c, PAD_RELU)
+    switch_backend(fixed, "eager")  # the program passes now: an empty repro.py must not make that "fixed"
+    (fixed / "repro.py").write_text("")
+    (row,) = replay(tmp_path)
+    assert row.status == ERROR and row.reason == "repro.py is empty" and row.repro_rc is None
+    (fixed / "repro.py").write_text('"""a docstring and nothing else"""\n# a comment\n')
+    (row,) = replay(tmp_path)
+    assert row.status == ERROR and row.reason.startswith("repro.py holds no code")
+
+
+def test_replay_with_a_relative_path_from_another_directory(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    c = Corpus(tmp_path / "corpus")
+    record(c, RELU)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-m", "fuzz", "replay", "../corpus", "--json"], cwd=elsewhere,
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=root), timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert json.loads(r.stdout)["counts"][STILL_FAILING] == 1
+
+
+def test_an_entry_naming_a_custom_backend_is_replayed_only_when_allowed(tmp_path, monkeypatch):
+    from fuzz.judge.backends import ALLOW_ENV
+
+    c = Corpus(tmp_path)
+    entry = record(c, RELU)
+    (tmp_path / "mybackends.py").write_text("from fuzz.planted import corrupt_large  # noqa\n")
+    switch_backend(entry, "mybackends:corrupt_large")
+    monkeypatch.setenv(ALLOW_ENV, "")
+    (row,) = replay(tmp_path)
+    assert row.status == SKIPPED and "--allow-backend mybackends" in row.reason and row.repro_rc is None
+    monkeypatch.setenv(ALLOW_ENV, "mybackends")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    (row,) = replay(tmp_path)
+    assert row.status == STILL_FAILING, row.reason
 
 
 def test_timeout_is_an_error(tmp_path):
     c = Corpus(tmp_path)
     entry = record(c, RELU)
-    (entry / "repro.py").write_text("import time\ntime.sleep(60)\n")
+    switch_backend(entry, "fuzz.judge.faults:hang")
     (row,) = replay(tmp_path, timeout=1)
     assert row.status == ERROR and row.reason == "timeout: repro.py ran past 1 s" and row.repro_rc is None
     assert row.seconds < 30
@@ -182,11 +237,12 @@ def test_known_issue_marked_fixed_that_still_reproduces_is_flagged(tmp_path):
 
 def test_pytest_plugin_runs_entries_as_strict_xfails(corpus, pytester):
     root, keys = corpus
+    # isolated: one entry's program now segfaults, which would take this process down
     result = pytester.runpytest("-p", "fuzz.pytest_plugin", "--shapefuzz-corpus", str(root), "-rA",
-                                "-p", "no:cacheprovider")
-    # still-failing and the entry whose repro crashes (its program still fails): xfail;
-    # fixed and changed: fail; the corrupt entry: error
-    result.assert_outcomes(xfailed=2, failed=2, errors=1)
+                                "-p", "no:cacheprovider", "--shapefuzz-isolate")
+    # still-failing and the entry with a truncated repro.py (its program still fails): xfail;
+    # fixed, changed and the one that now crashes: fail; the corrupt entry: error
+    result.assert_outcomes(xfailed=2, failed=3, errors=1)
     out = result.stdout.str()
     assert f"fixed upstream? (entry {keys[FIXED]}, signature divergence | output | families: pad,pointwise" in out
     assert "it passes now" in out

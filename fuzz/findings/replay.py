@@ -1,13 +1,21 @@
 """Replay a corpus against the installed torch: which bugs still stand?
 
-For every entry, `replay` runs its repro.py in a subprocess. A repro that
-passes (exit 0) means the bug is FIXED. One that fails (exit 1 with its FAIL
-line) is re-judged: `python -m fuzz check ENTRY/program.json --json` in a
-subprocess, and the verdict's signature (computed against the entry's
-program) is compared with the entry's: the same is STILL-FAILING, another is
-CHANGED. An entry that cannot be read (corrupt files), whose repro crashes
-(a traceback instead of a verdict, a missing module) or runs past the time
-limit, or whose program cannot be re-judged, is an ERROR, with the reason.
+A corpus comes from other people, so replay runs none of its files as code.
+For every entry it validates program.json (fuzz/program/schema.json), checks
+that the stored repro.py is a whole script (not empty, truncated or
+unparsable: that entry is an ERROR, it cannot be filed), then runs the
+harness this program generates (the same code, written afresh to a scratch
+dir) in a subprocess, and judges the program:
+`python -m fuzz check ENTRY/program.json --json` in a subprocess. Every
+answer rests on that judged run: the same signature (computed against the
+entry's program) is STILL-FAILING, another finding CHANGED, a pass FIXED (only
+when the harness passed too and printed its OK line). An entry that cannot be
+read, whose harness dies (a traceback instead of a verdict, a missing module)
+or runs past the time limit, or whose program cannot be judged, is an ERROR,
+with the reason. A stored repro.py that differs from what its program
+generates now is noted in the row (regenerate it with `shapefuzz report
+--write`). An entry whose program names a module:attr backend is SKIPPED
+unless that module is allowed (--allow-backend MODULE).
 
 A torch_xla entry (a step program) replayed by a Python without torch_xla,
 or a CUDA entry on a machine without a CUDA device, is SKIPPED, with the
@@ -26,10 +34,10 @@ Subprocesses run in their own session with a fresh Inductor cache (shared by
 one replay), and are killed with their whole process group on timeout.
 
 Exit status of `shapefuzz replay` (for CI):
-  0  every entry is still failing, fixed or skipped (an empty corpus too)
+  0  every entry is still failing, fixed or skipped
   1  some entry changed or is an error; with --fail-on-fixed, also when
      some entry is fixed (time to close its issue and drop the entry)
-  2  the corpus directory does not exist
+  2  the corpus directory does not exist or holds no entry
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
+from fuzz.judge.backends import not_allowed
 from fuzz.kinds import kind_of
 from fuzz.findings.signature import Signature, in_bucket, minimal_signature, signature
 from fuzz.judge.isolated import EXIT_SKIP, JudgeError, child_env, judge_in_subprocess, run_command, tail
@@ -54,6 +63,7 @@ EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
 FAIL_LINE = "FAIL: compiled and eager disagree"
 FAIL_LINES = (FAIL_LINE, "FAIL: XLA and eager disagree")  # repro.py of a compiled program, of a torch_xla one
 OK_LINE = "OK: compiled and eager agree"
+OK_LINES = (OK_LINE, "OK: XLA and eager agree")
 _TAIL = 20
 _ROOT = Path(__file__).resolve().parent.parent  # holds the fuzz package
 
@@ -99,11 +109,13 @@ def replay_entry(entry_dir, *, timeout: float = 600.0, python: str | None = None
     """Replay one corpus entry; never raises for a bad entry (an ERROR row)."""
     from fuzz.findings.corpus import CorpusError
 
-    d = Path(entry_dir)
-    row = ReplayRow(key=d.name, path=str(d), status=ERROR)
+    d = Path(entry_dir).absolute()  # the judge runs in another cwd
+    row = ReplayRow(key=d.name, path=str(entry_dir), status=ERROR)
     start = time.monotonic()
     try:
-        _replay_into(row, d, timeout=timeout, python=python, cache_dir=cache_dir, known=known, env=env)
+        with tempfile.TemporaryDirectory(prefix="shapefuzz-replay-") as work:
+            _replay_into(row, d, Path(work), timeout=timeout, python=python, cache_dir=cache_dir, known=known,
+                         env=env)
     except CorpusError as e:
         row.status, row.reason = ERROR, f"corrupt entry: {e.reason}"
     except JudgeError as e:  # ReplayError, or the fresh-process judge failing
@@ -114,8 +126,26 @@ def replay_entry(entry_dir, *, timeout: float = 600.0, python: str | None = None
     return row
 
 
-def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known, env) -> None:
-    from fuzz.findings.corpus import Corpus
+def stored_repro_problem(path: Path) -> str | None:
+    """Why an entry's stored repro.py cannot be filed (missing, empty, truncated
+    or not Python), or None. It is compiled, never run."""
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        return f"repro.py cannot be read: {getattr(e, 'strerror', None) or e}"
+    if not text.strip():
+        return "repro.py is empty"
+    try:  # compile(), not ast.parse(): entries are checked in threads, and 3.11's ast module is not thread-safe
+        code = compile(text, "repro.py", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as e:
+        return f"repro.py is truncated or not Python: {e}"
+    if not set(code.co_names) - {"__doc__"}:
+        return "repro.py holds no code (a docstring or comments alone)"
+    return None
+
+
+def _replay_into(row: ReplayRow, d: Path, work: Path, *, timeout, python, cache_dir, known, env) -> None:
+    from fuzz.findings.corpus import Corpus, entry_repro
 
     entry = Corpus(d.parent).load(d)
     row.signature = entry.signature.text
@@ -124,13 +154,23 @@ def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known, 
         row.known = f"{rule.url or 'rule ' + str(rule.index)} ({rule.status})"
     if entry.meta.get("repro_error"):
         raise ReplayError(f"no repro: {entry.meta['repro_error']}")
+    problem = stored_repro_problem(d / "repro.py")
+    if problem:
+        raise ReplayError(problem)
+    backend = getattr(entry.program.settings, "backend", "")
+    if not_allowed(backend):
+        row.status, row.reason = SKIPPED, not_allowed(backend)
+        return
     missing = kind_of(entry.program).unavailable(entry.program) if python is None else None
     if missing:  # another Python (--python) may have what this one lacks
         row.status, row.reason = SKIPPED, missing
         return
+    harness, _ = entry_repro(entry.program, entry.signature)
+    stale = harness != (d / "repro.py").read_text()
+    (work / "repro.py").write_text(harness)
     recorded = entry.verdict.outcome
     rc, out, err = run_command([python or sys.executable, "repro.py"], timeout=timeout, env=child_env(cache_dir, env),
-                               cwd=d)
+                               cwd=work)
     row.repro_rc = rc
     if rc == EXIT_SKIP:  # the repro found its device or stack missing
         row.status, row.reason = SKIPPED, tail(err, 1) or tail(out, 1) or "repro.py exited 77 (skipped)"
@@ -138,27 +178,30 @@ def _replay_into(row: ReplayRow, d: Path, *, timeout, python, cache_dir, known, 
     if rc is None:
         if recorded is not Outcome.HANG:
             raise ReplayError(f"timeout: repro.py ran past {timeout:g} s")
-    elif rc == 0:
-        row.status, row.reason = FIXED, tail(out, 1)
-        if rule is not None and rule.status == "open":
-            row.reason = f"known issue still marked open: {row.known}"
-        return
-    elif rc == 1 and any(line in out for line in FAIL_LINES):
-        pass
-    elif rc < 0 and recorded is Outcome.CRASH:
-        pass
-    else:
+    elif rc == 0 and not any(line in out for line in OK_LINES):
+        raise ReplayError(f"the harness exited 0 without its verdict line: {tail(err, 6) or tail(out, 6)}")
+    elif rc == 1 and not any(line in out for line in FAIL_LINES) or rc not in (0, 1) and not (
+            rc < 0 and recorded is Outcome.CRASH):
         raise ReplayError(f"repro crashed (exit {rc}): {tail(err, 12) or tail(out, 12)}")
     v = judge_in_subprocess(d / "program.json", timeout=timeout, python=python, cache_dir=cache_dir, env=env)
     sig = signature(v, entry.program)
     row.outcome, row.new_signature, row.new_signature_text = v.outcome.value, sig.key, sig.text
     same, note = same_bug(entry, v)
-    if same:
+    if rc == 0 and not v.is_finding:
+        row.status, row.reason = FIXED, tail(out, 1)
+        if rule is not None and rule.status == "open":
+            row.reason = f"known issue still marked open: {row.known}"
+    elif rc == 0:
+        row.status, row.reason = ERROR, f"the harness passes but judging the program gives {v.summary()}"
+    elif same:
         row.status, row.reason = STILL_FAILING, note
         if rule is not None and rule.status in ("fixed", "closed"):
             row.reason = f"known issue marked {rule.status} still reproduces: {row.known}"
     else:
         row.status, row.reason = CHANGED, f"now: {v.summary()}"
+    if stale:
+        row.reason = "; ".join(filter(None, [row.reason, "the stored repro.py is not what its program generates "
+                                             "now (shapefuzz report ENTRY --write rewrites it)"]))
 
 
 def _known(known, entry):
@@ -215,6 +258,8 @@ def replay(corpus_root, *, timeout: float = 600, jobs: int | None = None, python
         dirs, known = [root], _known_issues(root.parent)
     else:
         dirs, known = entry_dirs(root), _known_issues(root)
+    if not dirs:
+        raise FileNotFoundError(f"{str(root)!r} holds no corpus entry (an entry is a directory with program.json)")
     sizing = size_pool(jobs)
     cache_dir = tempfile.mkdtemp(prefix="replay-inductor-cache-")
     rows: dict[Path, ReplayRow] = {}
