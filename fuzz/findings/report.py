@@ -80,8 +80,31 @@ def collect_env_text(timeout: float = 120.0) -> str | None:
     text = out.stdout.strip()
     if out.returncode != 0 or "PyTorch version" not in text:
         return None
-    lines = [ln for ln in text.splitlines() if ln.strip() != "Collecting environment information..."]
-    return scrub("\n".join(lines).strip())
+    return scrub(quiet_env(text))
+
+
+_CPU_KEEP = ("Architecture:", "CPU(s):", "Model name:")  # of lscpu's block, what a compiler bug may hinge on
+
+
+def quiet_env(text: str) -> str:
+    """collect_env's output without its noise: fields it could not collect
+    (N/A, "Could not collect", empty conda), and of the CPU block (lscpu, 40
+    lines) only the architecture, CPU count and model."""
+    keep, in_cpu = [], False
+    for ln in text.splitlines():
+        s = ln.strip()
+        if s == "CPU:":
+            in_cpu = True
+            keep.append(ln)
+            continue
+        if in_cpu and not s:
+            in_cpu = False
+        if in_cpu and not s.startswith(_CPU_KEEP):
+            continue
+        if s == "Collecting environment information..." or s.endswith(("Could not collect", ": N/A", ": None")):
+            continue
+        keep.append(ln)
+    return "\n".join(keep).strip()
 
 
 def _installed_torch() -> str | None:
