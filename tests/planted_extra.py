@@ -37,3 +37,22 @@ def wrong_first_graph(gm, example_inputs):
     def run(*args):
         return planted._corrupt_first(gm(*args))
     return run
+
+
+def corrupt_always(gm, example_inputs):
+    """A wrong output element at every call (where an output has one): a
+    finding for a program of any op family, for tests/test_short_repro.py."""
+    def run(*args):
+        return planted._corrupt_first(gm(*args))
+    return run
+
+
+def refuses_narrow_ints(gm, example_inputs):
+    """Refuses every narrow-int input as Inductor's Triton backend refuses an
+    atomic_add of one, naming the dtype: one cause, a message per dtype."""
+    def run(*args):
+        for t in planted._tensors(args):
+            if t.dtype in (planted.torch.int8, planted.torch.int16, planted.torch.uint8):
+                raise ValueError(f"atomic_add does not support {str(t.dtype).replace('torch.', '')}")
+        return gm(*args)
+    return run

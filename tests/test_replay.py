@@ -68,7 +68,7 @@ def corpus(tmp_path_factory):
     keys["repro-crash"] = crashing.name
     truncated = record(c, ADD + [("relu", ["v0"], {})])  # a stored repro.py cut short: it cannot be filed
     text = (truncated / "repro.py").read_text()
-    (truncated / "repro.py").write_text(text[:len(text) // 2])
+    (truncated / "repro.py").write_text(text[:text.index("def program(") + len("def program(")])  # cut mid-line
     keys["truncated"] = truncated.name
     return root, keys
 

@@ -1,15 +1,29 @@
-"""`shapefuzz repro CASE`: the standalone repro.py of a case."""
+"""`shapefuzz repro CASE`: the standalone repro.py of a case.
+
+`shapefuzz repro ENTRY|CORPUS [--check]`: write each corpus entry's repro.py
+(the short repro, where its finding has one) and harness.py anew from its
+program and verdict; with --check, run each short repro standalone in a fresh
+process: it must fail the way the finding did, or the entry falls back to its
+harness and says why (meta.json "short_repro")."""
 
 from __future__ import annotations
 
 import sys
 
-from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, device_arg, error, load_case, override
+from pathlib import Path
+
+from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_BUG, EXIT_OK, count, device_arg, error, load_case, override, \
+    parse_duration
 
 
 def add_parser(subparsers):
-    g = subparsers.add_parser("repro", help="print the standalone repro.py of a case")
-    g.add_argument("case")
+    g = subparsers.add_parser("repro", help="print the standalone repro.py of a case; or write (and --check) the "
+                              "short repros of corpus entries", description=__doc__.split("\n\n", 1)[1])
+    g.add_argument("case", help="a program JSON file, a corpus entry's directory, or a corpus")
+    g.add_argument("--check", action="store_true", help="entries: run each short repro standalone (exit 1 when one "
+                   "does not fail as its finding did)")
+    g.add_argument("--timeout", type=parse_duration, default=600.0, help="per short repro run (default 600s)")
+    g.add_argument("--jobs", "-j", type=count(1), default=None, help="entries checked at once (default: one per CPU)")
     g.add_argument("-o", "--output")
     g.add_argument("--backend")
     g.add_argument("--device", type=device_arg)
@@ -18,6 +32,8 @@ def add_parser(subparsers):
 
 
 def cmd(args) -> int:
+    if Path(args.case).is_dir():
+        return _entries(args)
     from fuzz.judge.backends import not_allowed
     from fuzz.program.loading import repro_source
 
@@ -41,3 +57,49 @@ def cmd(args) -> int:
     else:
         sys.stdout.write(src)
     return EXIT_OK
+
+
+def _entries(args) -> int:
+    """Rewrite (and with --check, check) the scripts of an entry or of every entry of a corpus."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fuzz.campaign.sizing import size_pool
+    from fuzz.findings.corpus import Corpus, CorpusError
+    from fuzz.findings.replay import entry_dirs
+
+    root = Path(args.case)
+    dirs = [root] if (root / "program.json").is_file() else entry_dirs(root)
+    if not dirs:
+        error(f"{root} holds no corpus entry (an entry is a directory with program.json)")
+        return EXIT_BAD_INPUT
+
+    def one(d):
+        corpus = Corpus(d.parent)
+        try:
+            info = corpus.rewrite_scripts(d)
+            if args.check:
+                info = corpus.check_repro(d, timeout=args.timeout)
+        except (CorpusError, OSError) as e:
+            return d, {"error": str(e)}
+        return d, info
+
+    bad = 0
+    with ThreadPoolExecutor(max_workers=size_pool(args.jobs).workers) as pool:
+        for d, info in pool.map(one, dirs):
+            bad += info.get("reproduces") is False or "error" in info
+            print(f"{d.name}  {_line(info)}", flush=True)
+    return EXIT_BUG if bad else EXIT_OK
+
+
+def _line(info: dict) -> str:
+    if "error" in info:
+        return f"error: {info['error']}"
+    if "lines" not in info:
+        return f"harness (no short form: {info.get('full_harness')})"
+    text = f"short repro, {info['lines']} code lines"
+    if info.get("not_checked"):
+        return f"{text}; not checked here: {info['not_checked']}"
+    if info.get("checked"):
+        return f"{text}; {'fails as the finding did' if info.get('reproduces') else 'DOES NOT reproduce'}: " \
+               f"{info.get('shown')} ({info.get('seconds')} s)"
+    return text

@@ -6,7 +6,9 @@
                  env.json        torch / triton / torch_xla / CUDA / GPU / Python / OS
                  meta.json       first_seen, last_seen (UTC ISO), hits; "shrink": the figures of a shrink;
                                  "variants" (re-keyed entries): provisional key -> text, hits, first/last seen
-                 repro.py        standalone script (imports only torch; torch_xla for XLA entries)
+                 repro.py        the short repro (fuzz/program/short_repro.py), or the harness where the
+                                 finding has no short form or it did not fail standalone (meta "short_repro")
+                 harness.py      the full judging harness (imports only torch; torch_xla for XLA entries)
                  original_program.json, original_verdict.json  as found, once a shrink replaced them
                                  (of the representative, in a merged entry)
                  variants/<provisional key>/program.json, verdict.json   each program as found (re-keyed)
@@ -57,7 +59,7 @@ from fuzz.program.loading import load_program, repro_source
 from fuzz.findings.signature import Signature, signature
 from fuzz.judge.verdict import Verdict
 
-FILES = ("program.json", "verdict.json", "signature.json", "env.json", "meta.json", "repro.py")
+FILES = ("program.json", "verdict.json", "signature.json", "env.json", "meta.json", "repro.py")  # harness.py: newer entries
 INDEX = ".index.json"  # hidden: every other name but known_issues.json in a corpus is an entry
 _ORIGINALS = ("original_program.json", "original_verdict.json")  # the representative as found
 _LOCK = ".lock"
@@ -172,8 +174,8 @@ def _now() -> str:
 
 
 def entry_repro(program: Program, sig: Signature) -> tuple[str, str | None]:
-    """The repro script, or a stub that says why there is none: a codegen bug
-    must not cost us the finding."""
+    """The full harness script, or a stub that says why there is none: a codegen
+    bug must not cost us the finding."""
     title = f"shapefuzz {sig.key}: {sig.text}"
     try:
         return repro_source(program, title), None
@@ -182,6 +184,64 @@ def entry_repro(program: Program, sig: Signature) -> tuple[str, str | None]:
         stub = (f'"""{doc_text(title)}\n\nNo repro: code generation failed: {doc_text(why)}\n"""\nimport sys\n\n'
                 f"sys.exit({('no repro: ' + why)!r})\n")
         return stub, why
+
+
+def entry_scripts(program: Program, verdict: Verdict, sig: Signature) -> tuple[dict, dict]:
+    """({file name: text}, meta updates) of an entry's scripts: harness.py, the full
+    judging harness replay runs; repro.py, the short repro (fuzz/program/short_repro.py)
+    where the finding has one, else the harness again. meta: "repro_error" (None
+    to drop it) and "short_repro": the short form's code lines, or why there is
+    none; its standalone check (`check_entry_repro`) is not made here."""
+    from fuzz.program.short_repro import code_lines, short_repro_source, supported
+
+    harness, error = entry_repro(program, sig)
+    short = why = None
+    if error is None:
+        try:
+            why = supported(program, verdict)
+            short = None if why else short_repro_source(program, verdict, f"shapefuzz {sig.key}: {sig.text}")
+        except Exception as e:  # noqa: BLE001 - the harness still serves
+            why = f"the short form failed to generate ({type(e).__name__}: {e})"
+    info = {"program": program_digest(program)}
+    info.update({"lines": code_lines(short), "checked": None} if short else {"full_harness": why or error})
+    return {"repro.py": short or harness, "harness.py": harness}, {"repro_error": error, "short_repro": info}
+
+
+def _seen_with(d: Path, program) -> dict:
+    """The dtypes, ops and devices of every program an entry holds (its
+    representative and each variant as found): the variants one bug was seen with."""
+    programs = [program]
+    for path in sorted((d / "variants").glob("*/program.json")):
+        try:
+            programs.append(load_program(json.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, ValueError):
+            continue
+    dtypes, ops, devices = set(), set(), set()
+    for p in programs:
+        if isinstance(p, Program):
+            dtypes |= {x.dtype for x in p.inputs}
+            ops |= {c.op for c in p.ops}
+            devices.add(p.settings.device)
+        else:  # a torch_xla step program
+            dtypes.add(p.dtype)
+            ops |= {s.op for _, s in p.steps()}
+            devices.add("xla")
+    return {"dtypes": sorted(dtypes), "ops": sorted(ops), "devices": sorted(devices), "programs": len(programs)}
+
+
+def program_digest(program) -> str:
+    import hashlib
+
+    return hashlib.sha256(program.to_json().encode()).hexdigest()[:12]
+
+
+def _apply_meta(meta: dict, updates: dict) -> dict:
+    for k, v in updates.items():
+        if v is None:
+            meta.pop(k, None)
+        else:
+            meta[k] = v
+    return meta
 
 
 # -- the corpus ---------------------------------------------------------------
@@ -260,17 +320,16 @@ class Corpus:
         try:
             os.chmod(tmp, 0o755)  # mkdtemp makes it 0700; the entry is for everyone to read
             now = _now()
-            repro, repro_error = entry_repro(program, signature)
-            meta = {"first_seen": now, "last_seen": now, "hits": 1}
-            if repro_error:
-                meta["repro_error"] = repro_error
+            scripts, updates = entry_scripts(program, verdict, signature)
+            meta = _apply_meta({"first_seen": now, "last_seen": now, "hits": 1}, updates)
             if origin:
                 meta["origin"] = origin
             _write(tmp / "program.json", program.to_json(indent=2) + "\n")
             _write(tmp / "verdict.json", _dumps(verdict.to_dict()))
             _write(tmp / "signature.json", _dumps(signature.to_dict()))
             _write(tmp / "env.json", _dumps(env if env is not None else capture_env()))
-            _write(tmp / "repro.py", repro)
+            for name, text in scripts.items():
+                _write(tmp / name, text)
             _write(tmp / "meta.json", _dumps(meta))
             _fsync_dir(tmp)
             try:
@@ -344,16 +403,64 @@ class Corpus:
                 _write_atomic(d / "original_program.json", entry.program.to_json(indent=2) + "\n")
             _write_atomic(d / "program.json", program.to_json(indent=2) + "\n")
             _write_atomic(d / "verdict.json", _dumps(verdict.to_dict()))
-            repro, repro_error = entry_repro(program, entry.signature)
-            _write_atomic(d / "repro.py", repro)
-            meta = dict(entry.meta)
+            scripts, updates = entry_scripts(program, verdict, entry.signature)
+            for name, text in scripts.items():
+                _write_atomic(d / name, text)
+            meta = _apply_meta(dict(entry.meta), updates)
             meta["shrink"] = {**record, "at": _now()}
-            if repro_error:
-                meta["repro_error"] = repro_error
-            else:
-                meta.pop("repro_error", None)
             _write_atomic(d / "meta.json", _dumps(meta))
             return self.load(d)
+
+    def rewrite_scripts(self, entry_dir) -> dict:
+        """Write the entry's repro.py and harness.py anew from its program and
+        verdict (as this shapefuzz generates them); returns meta's "short_repro"."""
+        d = Path(entry_dir)
+        with _locked(d):
+            entry = self.load(d)
+            scripts, updates = entry_scripts(entry.program, entry.verdict, entry.signature)
+            old = entry.meta.get("short_repro") or {}
+            if old.get("program") == updates["short_repro"]["program"] and old.get("checked") and \
+                    old.get("lines") == updates["short_repro"].get("lines"):
+                updates.pop("short_repro")  # the same short form of the same program: its check stands
+                if not old.get("reproduces"):
+                    scripts["repro.py"] = scripts["harness.py"]
+            for name, text in scripts.items():
+                _write_atomic(d / name, text)
+            meta = _apply_meta(dict(entry.meta), updates)
+            _write_atomic(d / "meta.json", _dumps(meta))
+            return meta.get("short_repro") or {}
+
+    def check_repro(self, entry_dir, *, timeout: float = 600.0) -> dict:
+        """Run the entry's short repro.py standalone in a fresh process: it must fail
+        the way the entry's verdict did. The answer goes under meta.json's
+        "short_repro" (checked: when, reproduces, what it showed, the torch that
+        ran it); a short form that does not reproduce is replaced by the harness,
+        and the entry says why. Entries without a short form, or whose device or
+        stack this machine lacks, are left as they are. Returns "short_repro"."""
+        from fuzz.kinds import kind_of
+        from fuzz.program.short_repro import check_short_repro
+
+        d = Path(entry_dir)
+        entry = self.load(d)
+        info = dict(entry.meta.get("short_repro") or {})
+        if "lines" not in info or info.get("program") != program_digest(entry.program):
+            return info
+        missing = kind_of(entry.program).unavailable(entry.program)
+        if missing:
+            return {**info, "not_checked": missing}
+        ok, shown, seconds = check_short_repro((d / "repro.py").read_text(), entry.verdict, timeout=timeout)
+        with _locked(d):
+            entry = self.load(d)
+            info.update(checked=_now(), reproduces=ok, shown=shown, seconds=round(seconds, 1),
+                        torch=capture_env().get("torch"))
+            if not ok:
+                _write_atomic(d / "repro.py", (d / "harness.py").read_text())
+                info["full_harness"] = f"the short form did not fail as the finding did: {shown}"
+                info.pop("lines", None)
+            meta = dict(entry.meta)
+            meta["short_repro"] = info
+            _write_atomic(d / "meta.json", _dumps(meta))
+        return info
 
     def rekey(self, entry_dir, sig: Signature, size: Callable | None = None) -> Path:
         """Move an entry to signature `sig` (its minimal one) and merge it with
@@ -398,14 +505,12 @@ class Corpus:
                 if (src.path / name).is_file():
                     shutil.copyfile(src.path / name, tmp / name)
                     os.chmod(tmp / name, 0o644)
-            repro, repro_error = entry_repro(src.program, sig)
+            scripts, updates = entry_scripts(src.program, src.verdict, sig)
             meta = {k: v for k, v in src.meta.items() if k not in ("variants", "hits")}
             meta.update(hits=src.hits, variants={}, first_seen=src.meta["first_seen"], last_seen=src.meta["last_seen"])
-            if repro_error:
-                meta["repro_error"] = repro_error
-            else:
-                meta.pop("repro_error", None)
-            _write(tmp / "repro.py", repro)
+            _apply_meta(meta, updates)
+            for name, text in scripts.items():
+                _write(tmp / name, text)
             _write(tmp / "signature.json", _dumps(sig.to_dict()))
             _write(tmp / "meta.json", _dumps(meta))
             _fsync_dir(tmp)
@@ -451,12 +556,14 @@ class Corpus:
             if meta["shrink"] is None:
                 del meta["shrink"]
         program = load_program(json.loads((d / "program.json").read_text(encoding="utf-8")))
-        repro, repro_error = entry_repro(program, dst.signature)
-        _write_atomic(d / "repro.py", repro)
-        if repro_error:
-            meta["repro_error"] = repro_error
-        else:
-            meta.pop("repro_error", None)
+        verdict = Verdict.from_dict(json.loads((d / "verdict.json").read_text(encoding="utf-8")))
+        meta["seen_with"] = _seen_with(d, program)
+        scripts, updates = entry_scripts(program, verdict, dst.signature)
+        for name, text in scripts.items():
+            _write_atomic(d / name, text)
+        if (meta.get("short_repro") or {}).get("program") == updates["short_repro"]["program"]:
+            updates.pop("short_repro")  # the same program: its check stands
+        _apply_meta(meta, updates)
         _write_atomic(d / "meta.json", _dumps(meta))
 
     @staticmethod

@@ -75,6 +75,11 @@ def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: fl
     out = Settlement(source=entry.key)
     if entry.minimal and not reshrink:
         out.key, out.path, out.program, out.verdict = entry.key, entry.path, entry.program, entry.verdict
+        sig = minimal_signature(entry.verdict, entry.program)
+        if sig.key != entry.key:  # keyed by an older bucketing (signature.VERSION): re-key it, merging
+            out.key, out.merged = sig.key, corpus.path_of(sig.key).is_dir()
+            if write:
+                out.path = corpus.rekey(entry.path, sig, size=kind_of(entry.program).size)
         return out
     program, verdict = entry.program, entry.verdict
     kind = kind_of(program)
@@ -100,6 +105,11 @@ def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: fl
         return out
     had_report = (entry.path / "report.md").is_file()
     out.path = corpus.rekey(entry.path, sig, size=kind.size)
+    try:  # the last step: the short repro must fail standalone as the finding did
+        corpus.check_repro(out.path, timeout=timeout)
+    except (OSError, CorpusError) as e:
+        if log:
+            log(f"short repro of {out.path.name} not checked: {e}")
     if had_report and not (out.path / "report.md").is_file():
         try:
             report_entry(out.path)

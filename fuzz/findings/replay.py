@@ -12,9 +12,9 @@ entry's program) is STILL-FAILING, another finding CHANGED, a pass FIXED (only
 when the harness passed too and printed its OK line). An entry that cannot be
 read, whose harness dies (a traceback instead of a verdict, a missing module)
 or runs past the time limit, or whose program cannot be judged, is an ERROR,
-with the reason. A stored repro.py that differs from what its program
-generates now is noted in the row (regenerate it with `shapefuzz report
---write`). An entry whose program names a module:attr backend is SKIPPED
+with the reason. A stored harness.py (repro.py in older entries) that
+differs from what its program generates now is noted in the row
+(`shapefuzz repro ENTRY` writes both anew). An entry whose program names a module:attr backend is SKIPPED
 unless that module is allowed (--allow-backend MODULE).
 
 A torch_xla entry (a step program) replayed by a Python without torch_xla,
@@ -166,7 +166,8 @@ def _replay_into(row: ReplayRow, d: Path, work: Path, *, timeout, python, cache_
         row.status, row.reason = SKIPPED, missing
         return
     harness, _ = entry_repro(entry.program, entry.signature)
-    stale = harness != (d / "repro.py").read_text()
+    stored = d / "harness.py" if (d / "harness.py").is_file() else d / "repro.py"  # older entries: one script
+    stale = harness != stored.read_text()
     (work / "repro.py").write_text(harness)
     recorded = entry.verdict.outcome
     rc, out, err = run_command([python or sys.executable, "repro.py"], timeout=timeout, env=child_env(cache_dir, env),
@@ -200,8 +201,8 @@ def _replay_into(row: ReplayRow, d: Path, work: Path, *, timeout, python, cache_
     else:
         row.status, row.reason = CHANGED, f"now: {v.summary()}"
     if stale:
-        row.reason = "; ".join(filter(None, [row.reason, "the stored repro.py is not what its program generates "
-                                             "now (shapefuzz report ENTRY --write rewrites it)"]))
+        row.reason = "; ".join(filter(None, [row.reason, f"the stored {stored.name} is not what its program "
+                                             "generates now (shapefuzz repro ENTRY rewrites it)"]))
 
 
 def _known(known, entry):
@@ -210,7 +211,7 @@ def _known(known, entry):
     if known is None:
         return None
     sigs = [entry.signature] + [Signature(k, d.get("text", "")) for k, d in entry.variants.items() if k != entry.key]
-    return next((r for r in (known.match(s, entry.verdict) for s in sigs) if r is not None), None)
+    return next((r for r in (known.match(s, entry.verdict, entry.program) for s in sigs) if r is not None), None)
 
 
 def same_bug(entry, v: Verdict) -> tuple[bool, str]:
