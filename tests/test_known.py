@@ -77,7 +77,7 @@ def test_all_given_fields_must_match_and_first_rule_wins(tmp_path):
     ("[{", "not valid JSON"),
     ({"rules": []}, "must be a JSON list of rules"),
     ([{"message": "ok"}, "text"], "rule 1: must be an object"),
-    ([{"url": "https://x"}], "rule 0: needs a 'signature' key or a 'message' regex"),
+    ([{"url": "https://x"}], "rule 0: needs a 'signature' key, a 'message' regex"),
     ([{"message": "ok"}, {"message": "set(Storage"}], "rule 1: 'message' is not a valid regex"),
     ([{"message": "ok", "frame": "[x"}], "rule 0: 'frame' is not a valid regex"),
     ([{"signature": "XYZ"}], "rule 0: 'signature' must be a 12-hex-digit key"),
@@ -97,3 +97,56 @@ def test_bad_file_fails_in_one_line_naming_file_and_rule(tmp_path, data, complai
 def test_missing_file(tmp_path):
     with pytest.raises(KnownIssuesError, match="cannot read"):
         KnownIssues.load(tmp_path / "nope.json")
+
+
+def test_a_rule_can_name_ops_an_outcome_a_setting_and_a_device(tmp_path):
+    from helpers import program
+
+    p = program([("relu", ["x0"], {}), ("dropout0", ["v0"], {})], backend="aot_eager")
+    v = Verdict(outcome=Outcome.DIVERGENCE, stage=Stage.COMPARE, where="output 0")
+    rules = [{"ops": ["dropout0"], "outcome": "divergence", "setting": "backend=aot_eager", "device": "cpu",
+              "url": "https://example.org/dropout"},
+             {"ops": ["nonzero"], "url": "https://example.org/nonzero"}]
+    known = KnownIssues.load(write(tmp_path, rules))
+    assert known.match(signature(v, p), v, p).url == "https://example.org/dropout"
+    assert known.match(signature(v, p), v) is None  # a program rule needs the program
+    p.settings.backend = "inductor"
+    assert known.match(signature(v, p), v, p) is None  # the setting differs
+    p.settings.backend = "aot_eager"
+    other = Verdict(outcome=Outcome.COMPILED_ERROR, stage=Stage.EXECUTE, exc_type="RuntimeError", message="x")
+    assert known.match(signature(other, p), other, p) is None  # the outcome differs
+    for bad, why in (({"ops": "relu"}, "'ops' must be"), ({"outcome": "wrong"}, "not an outcome"),
+                     ({"ops": ["relu"], "setting": "mode"}, "NAME=VALUE"), ({"url": "https://x.org"}, "needs")):
+        with pytest.raises(KnownIssuesError, match=why):
+            KnownIssues.load(write(tmp_path, [bad]))
+
+
+@pytest.mark.campaign
+def test_a_program_rule_keeps_a_known_cause_out_of_the_corpus(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+
+    def campaign(name, rules):
+        corpus = tmp_path / f"{name}-corpus"
+        corpus.mkdir()
+        write(corpus, rules)
+        r = subprocess.run([sys.executable, "-m", "fuzz", "run", "--backend", "tests.planted_extra:corrupt_always",
+                            "--ops", "relu", "abs", "--max-cases", "12", "--seed", "2", "--workers", "0", "--no-shrink",
+                            "--no-triage", "--state", str(tmp_path / name), "--corpus", str(corpus), "--json"],
+                           capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(root)), timeout=600)
+        entries = [d for d in corpus.iterdir() if d.is_dir() and not d.name.startswith(".")]
+        return r, entries
+
+    r, entries = campaign("open", [])
+    assert r.returncode == 1 and entries, r.stderr[-2000:]  # the planted bug is found and filed
+    rule = {"ops": ["relu"], "outcome": "divergence", "url": "https://example.org/relu-bug"}
+    r, entries = campaign("known", [rule, {**rule, "ops": ["abs"], "url": "https://example.org/abs-bug"}])
+    assert r.returncode == 0 and entries == [], r.stderr[-2000:]
+    stats = json.loads(r.stdout[r.stdout.index("{"):])
+    by_rule = stats["known_by_rule"]
+    assert set(by_rule) <= {"https://example.org/relu-bug", "https://example.org/abs-bug"} and sum(
+        by_rule.values()) == sum(stats["findings_known"].values()) > 0
+    assert not stats["findings_new"]

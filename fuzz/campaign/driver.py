@@ -201,10 +201,10 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                 if v.is_finding:
                     sig = signature(v, p)
                     confirmed.add(sig.key)  # a finding verdict held on its rerun (else it is FLAKY)
-                    rule = known.match(sig, v) if known else None
+                    rule = known.match(sig, v, p) if known else None
                     held = corpus.resolve(sig.key) if known and rule is None else None
                     if held is not None and held.name != sig.key:  # a rule may name the merged entry's key
-                        rule = known.match(Signature(held.name, ""), v)
+                        rule = known.match(Signature(held.name, ""), v, p)
                     entry, is_new = (None, False)
                     if i not in state.finding_cases and rule is None:
                         # env.json: where it was judged (a Ray node), not where it was generated
@@ -219,7 +219,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                         if is_new or (path.name == sig.key and not followups.known(sig.key)
                                       and corpus.origin(path) == origin):
                             followups.queue(sig.key, job_types(v), params)
-                    known_as = (rule.url or f"known-issues rule {rule.index}") if rule else None
+                    known_as = rule.name if rule else None
                     if state.record_finding(i, v.outcome.value, sig.key, sig.text, known_as, entry, is_new) and (
                             is_new or rule):
                         tag = f"known ({known_as})" if rule else "NEW"

@@ -27,6 +27,9 @@ def summary_table(s: dict):
     t.add_row("outcomes", _fmt_counts(s["outcomes"]))
     t.add_row("findings new", _fmt_counts(s["findings_new"]))
     t.add_row("findings known", _fmt_counts(s["findings_known"]))
+    if s.get("known_by_rule"):
+        t.add_row("known, by rule", "\n".join(f"{n}  {rule}" for rule, n in sorted(s["known_by_rule"].items(),
+                                                                                 key=lambda kv: -kv[1])))
     t.add_row("distinct bugs", f"{s.get('bugs', '-')}  (corpus entries, after merging)")
     t.add_row("raw signatures", f"{s['signatures']}  (as found, before shrinking)")
     f = s.get("followups") or {}

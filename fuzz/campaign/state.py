@@ -146,6 +146,7 @@ class CampaignState:
     outcomes: Counter = field(default_factory=Counter)
     findings_new: Counter = field(default_factory=Counter)  # by outcome
     findings_known: Counter = field(default_factory=Counter)
+    known_by_rule: Counter = field(default_factory=Counter)  # rule name (URL) -> findings it matched
     finding_cases: set = field(default_factory=set)
     signatures: set = field(default_factory=set)
     new_signatures: set = field(default_factory=set)  # not known issues: each leads to a corpus entry
@@ -226,6 +227,8 @@ class CampaignState:
         for rec in _read_jsonl(self.path("findings.jsonl")):
             self.finding_cases.add(rec["i"])
             (self.findings_known if rec.get("known") else self.findings_new)[rec["outcome"]] += 1
+            if rec.get("known"):
+                self.known_by_rule[rec["known"]] += 1
             self.signatures.add(rec["key"])
             if not rec.get("known"):
                 self.new_signatures.add(rec["key"])
@@ -278,6 +281,8 @@ class CampaignState:
                                               "time": time.time()}, sync=True)
         self.finding_cases.add(i)
         (self.findings_known if known_url else self.findings_new)[outcome] += 1
+        if known_url:
+            self.known_by_rule[known_url] += 1
         self.signatures.add(key)
         if not known_url:
             self.new_signatures.add(key)
@@ -307,7 +312,8 @@ class CampaignState:
                 "cases_per_second": round(self.cases / el, 4) if el > 0 else 0.0,
                 "compile_share": round(self.compile_seconds / self.seconds_total, 3) if self.seconds_total else None,
                 "outcomes": dict(self.outcomes), "findings_new": dict(self.findings_new),
-                "findings_known": dict(self.findings_known), "signatures": len(self.signatures),
+                "findings_known": dict(self.findings_known), "known_by_rule": dict(self.known_by_rule),
+                "signatures": len(self.signatures),
                 "bugs": self.bugs(), "followups": dict(self.followups), "corpus_dir": self.corpus_dir,
                 "restarts": dict(self.restarts), "cache_hits": self.cache_hits,
                 **({"nodes": self.nodes} if self.nodes else {}),

@@ -203,7 +203,8 @@ def entry_scripts(program: Program, verdict: Verdict, sig: Signature) -> tuple[d
         except Exception as e:  # noqa: BLE001 - the harness still serves
             why = f"the short form failed to generate ({type(e).__name__}: {e})"
     info = {"program": program_digest(program)}
-    info.update({"lines": code_lines(short), "checked": None} if short else {"full_harness": why or error})
+    info.update({"lines": code_lines(short), "script": _digest(short), "checked": None} if short
+                else {"full_harness": why or error})
     return {"repro.py": short or harness, "harness.py": harness}, {"repro_error": error, "short_repro": info}
 
 
@@ -230,9 +231,13 @@ def _seen_with(d: Path, program) -> dict:
 
 
 def program_digest(program) -> str:
+    return _digest(program.to_json())
+
+
+def _digest(text: str) -> str:
     import hashlib
 
-    return hashlib.sha256(program.to_json().encode()).hexdigest()[:12]
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def _apply_meta(meta: dict, updates: dict) -> dict:
@@ -419,9 +424,8 @@ class Corpus:
             entry = self.load(d)
             scripts, updates = entry_scripts(entry.program, entry.verdict, entry.signature)
             old = entry.meta.get("short_repro") or {}
-            if old.get("program") == updates["short_repro"]["program"] and old.get("checked") and \
-                    old.get("lines") == updates["short_repro"].get("lines"):
-                updates.pop("short_repro")  # the same short form of the same program: its check stands
+            if old.get("checked") and old.get("script") and old.get("script") == updates["short_repro"].get("script"):
+                updates.pop("short_repro")  # the very same short form: its check stands
                 if not old.get("reproduces"):
                     scripts["repro.py"] = scripts["harness.py"]
             for name, text in scripts.items():
@@ -443,8 +447,8 @@ class Corpus:
         d = Path(entry_dir)
         entry = self.load(d)
         info = dict(entry.meta.get("short_repro") or {})
-        if "lines" not in info or info.get("program") != program_digest(entry.program):
-            return info
+        if "lines" not in info or info.get("script") != _digest((d / "repro.py").read_text()):
+            return info  # no short form, or repro.py is not the one meta describes (`shapefuzz repro` rewrites it)
         missing = kind_of(entry.program).unavailable(entry.program)
         if missing:
             return {**info, "not_checked": missing}
@@ -561,8 +565,8 @@ class Corpus:
         scripts, updates = entry_scripts(program, verdict, dst.signature)
         for name, text in scripts.items():
             _write_atomic(d / name, text)
-        if (meta.get("short_repro") or {}).get("program") == updates["short_repro"]["program"]:
-            updates.pop("short_repro")  # the same program: its check stands
+        if (meta.get("short_repro") or {}).get("script") == updates["short_repro"].get("script", "-"):
+            updates.pop("short_repro")  # the very same short form: its check stands
         _apply_meta(meta, updates)
         _write_atomic(d / "meta.json", _dumps(meta))
 

@@ -1,11 +1,16 @@
 """Known upstream issues: rules matched on a finding, kept as data.
 
-corpus/known_issues.json is a JSON list of rules. A rule names a bug by its
-signature key, or by a regex searched in the raw exception message, narrowed
-by the exception type and a regex on the innermost torch frame; every field
-given must match. A rule carries the upstream issue URL, a note and a status,
-so a campaign can say "known, open" instead of filing a duplicate, and a
-replay can notice when a bug marked fixed comes back.
+corpus/known_issues.json is a JSON list of rules. A rule names a bug by what
+the finding shows -- its signature key, a regex searched in the raw exception
+message, the exception type, a regex on the innermost torch frame, the
+outcome -- and by what its program holds: ops (every one named must be in
+the program), a compile setting ("mode=max-autotune", "dynamic=True",
+"backend=aot_eager", "dynamo.capture_scalar_outputs=True", "options.split_reductions=False")
+and a device type. Every field given must match, and a rule needs at least
+one of signature, message, ops or outcome. A rule carries the upstream issue
+URL, a note and a status, so a campaign counts a matching finding as known
+(by rule) and writes no entry for it, and a replay can notice when a bug
+marked fixed comes back. `checked` records when upstream was last searched.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from fuzz.findings.signature import Signature, innermost_frame
 from fuzz.judge.verdict import Verdict
 
 STATUSES = ("open", "fixed", "closed", "wontfix")
-_FIELDS = {"signature", "message", "exc_type", "frame", "url", "note", "status"}
+_FIELDS = {"signature", "message", "exc_type", "frame", "outcome", "ops", "setting", "device", "url", "note", "status",
+           "checked"}
 
 
 class KnownIssuesError(ValueError):
@@ -36,13 +42,27 @@ class Rule:
     message: str = ""  # regex, re.search'ed in the raw message
     exc_type: str = ""  # short or qualified exception name
     frame: str = ""  # regex, re.search'ed in innermost_frame(verdict.frames)
+    outcome: str = ""  # the verdict's outcome ("divergence", "compiled-only-error", ...)
+    ops: tuple = ()  # op names, each of which the program must hold
+    setting: str = ""  # "name=value" of the program's settings ("mode=max-autotune", "dynamo.KEY=VALUE", ...)
+    device: str = ""  # the program's device type (cpu, cuda, xla)
+    checked: str = ""  # when upstream was last searched for it (a date)
     _message: re.Pattern | None = field(default=None, repr=False, compare=False)
     _frame: re.Pattern | None = field(default=None, repr=False, compare=False)
 
-    def matches(self, sig: Signature | None, verdict: Verdict | None) -> bool:
+    @property
+    def name(self) -> str:
+        """How stats and logs name it: its URL, else its place in the file."""
+        return self.url or f"known-issues rule {self.index}"
+
+    def matches(self, sig: Signature | None, verdict: Verdict | None, program=None) -> bool:
         if self.signature and (sig is None or sig.key != self.signature):
             return False
-        if (self.message or self.exc_type or self.frame) and verdict is None:
+        if (self.message or self.exc_type or self.frame or self.outcome) and verdict is None:
+            return False
+        if (self.ops or self.setting or self.device) and (program is None or not self._fits(program)):
+            return False
+        if self.outcome and verdict.outcome.value != self.outcome:
             return False
         if self._message and not self._message.search(verdict.message or ""):
             return False
@@ -52,6 +72,27 @@ class Rule:
         if self._frame and not self._frame.search(innermost_frame(verdict.frames)):
             return False
         return True
+
+    def _fits(self, program) -> bool:
+        """The program predicates: ops held, the setting, the device type."""
+        held = {c.op for c in getattr(program, "ops", ())} | {s.op for _, s in getattr(program, "steps", list)()}
+        if not set(self.ops) <= held:
+            return False
+        if self.device and program.device_type() != self.device:
+            return False
+        return not self.setting or _setting_of(program, self.setting.split("=", 1)[0]) == self.setting.split("=", 1)[1]
+
+
+def _setting_of(program, name: str) -> str | None:
+    """The program setting `name` as text ("mode", "dynamic", "backend", "dynamo.KEY", "options.KEY")."""
+    s = getattr(program, "settings", None)
+    if s is None:
+        return None
+    group, _, key = name.partition(".")
+    if key and group in ("dynamo", "options"):
+        table = getattr(s, group, None) or {}
+        return str(table[key]) if key in table else None
+    return str(getattr(s, name)) if hasattr(s, name) else None
 
 
 def _rule(i: int, d) -> Rule:
@@ -64,10 +105,20 @@ def _rule(i: int, d) -> Rule:
     if unknown:
         raise bad(f"unknown fields {sorted(unknown)} (allowed: {sorted(_FIELDS)})")
     for k, v in d.items():
-        if not isinstance(v, str):
+        if k == "ops":
+            if not isinstance(v, list) or not v or not all(isinstance(o, str) and o.isidentifier() for o in v):
+                raise bad("'ops' must be a non-empty list of op names")
+        elif not isinstance(v, str):
             raise bad(f"{k!r} must be a string, got {type(v).__name__}")
-    if not d.get("signature") and not d.get("message"):
-        raise bad("needs a 'signature' key or a 'message' regex")
+    if not any(d.get(k) for k in ("signature", "message", "ops", "outcome")):
+        raise bad("needs a 'signature' key, a 'message' regex, 'ops' or an 'outcome'")
+    if d.get("setting") and "=" not in d["setting"]:
+        raise bad(f"'setting' must be NAME=VALUE, got {d['setting']!r}")
+    if d.get("outcome"):
+        from fuzz.judge.verdict import Outcome
+
+        if d["outcome"] not in {o.value for o in Outcome}:
+            raise bad(f"'outcome' {d['outcome']!r} is not an outcome")
     if d.get("signature") and not re.fullmatch(r"[0-9a-f]{12}", d["signature"]):
         raise bad(f"'signature' must be a 12-hex-digit key, got {d['signature']!r}")
     compiled = {}
@@ -85,6 +136,8 @@ def _rule(i: int, d) -> Rule:
         raise bad(f"'status' must be one of {STATUSES}, got {status!r}")
     return Rule(index=i, url=url, note=d.get("note", ""), status=status, signature=d.get("signature", ""),
                 message=d.get("message", ""), exc_type=d.get("exc_type", ""), frame=d.get("frame", ""),
+                outcome=d.get("outcome", ""), ops=tuple(d.get("ops", ())), setting=d.get("setting", ""),
+                device=d.get("device", ""), checked=d.get("checked", ""),
                 _message=compiled.get("message"), _frame=compiled.get("frame"))
 
 
@@ -108,9 +161,9 @@ class KnownIssues:
         except ValueError as e:
             raise KnownIssuesError(f"{path}: {e}") from None
 
-    def match(self, signature: Signature | None, verdict: Verdict | None) -> Rule | None:
-        """The first rule that matches the finding, or None."""
+    def match(self, signature: Signature | None, verdict: Verdict | None, program=None) -> Rule | None:
+        """The first rule that matches the finding (of `program`, for rules that name one), or None."""
         for rule in self.rules:
-            if rule.matches(signature, verdict):
+            if rule.matches(signature, verdict, program):
                 return rule
         return None

@@ -21,7 +21,12 @@ inputs and settings that are not the defaults (marks, layout, dtype class,
 mode, Inductor flags) -- and the device. The shrinker removes everything a bug
 does not need (an op it does not need becomes NEUTRAL_OP), so the same
 minimal program always gives the same key, and programs that differ in
-anything the key names are different bugs.
+anything the key names are different bugs. Two classes are keyed by what
+went wrong rather than by the program around it: a stride mismatch by how
+the strides differ (padded, dim order, denser than eager's view) and the op
+families, and a finding of a program with a data-dependent op by those ops.
+Dtype names in messages are masked like numbers: one refusal of int8, int16
+and uint8 is one bug.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from fuzz.judge.verdict import Outcome, Verdict
 from fuzz.program.ir import NEUTRAL_BINARY_FAMILY, NEUTRAL_FAMILY
 
 # Bump when the bucketing changes, so old corpus entries can be re-bucketed.
-VERSION = 1
+VERSION = 2  # 2: dtype names masked; strides and data-dependent programs keyed by what went wrong
 
 _VALUE_OUTCOMES = frozenset({Outcome.DIVERGENCE, Outcome.NONFINITE, Outcome.SHAPE, Outcome.DTYPE,
                              Outcome.STRIDE, Outcome.RECOMPILE, Outcome.GRADIENT, Outcome.INPUT_MUTATION,
@@ -112,6 +117,9 @@ _RULES = [
     (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b"), "<hash>"),
     # XLA shapes "f16[4,1]{1,0}": element type, sizes and layout are the program's, not the bug's
     (re.compile(r"\b(?:pred|bf16|[fsuc]\d{1,3})\[[\d,\s]*\](?:\{[\d,\s]*\})?"), "<xla-shape>"),
+    # dtypes are parameters of a message ("atomic_add does not support int16"), as sizes are
+    (re.compile(r"\b(?:torch\.)?(?:u?int(?:8|16|32|64)|float(?:8\w*|16|32|64)|bfloat16|complex(?:32|64|128)|bool"
+                r"|(?:fp|bf)(?:8|16|32|64))\b"), "<dtype>"),
     # buffers, graph inputs, kernel pointers, FX node names: the number is an accident
     (re.compile(r"\b(buf|arg|in_ptr|out_ptr|in_out_ptr|ptr|primals_|tangents_|getitem_)\d+(_\d+)?\b"), r"\1<n>"),
     # size symbols keep their class (s: backed, u: unbacked, ps: precomputed, ...)
@@ -303,6 +311,50 @@ def minimal_signature(verdict: Verdict, program) -> Signature:
     A pure function of the program and its verdict: the same minimal program
     always gives the same key. Its text never equals a provisional one
     ("needs:" against "families:", or more fields), so the keys do not clash."""
-    parts = " | ".join(f"{k}: {v}" for k, v in program.minimal_parts().items())
     what = f"{outcome_class(verdict)} | input" if aliases_input(verdict) else _what(verdict)
+    data_ops = _data_ops(program)
+    if data_ops:  # the data-dependent ops and what went wrong, not the program around them
+        parts = f"data: {' > '.join(data_ops)}"
+    elif verdict.outcome is Outcome.STRIDE and _is_value(verdict):
+        parts = f"strides: {stride_class(verdict.message)} | families: {program.op_classes()}"
+    else:
+        parts = " | ".join(f"{k}: {v}" for k, v in program.minimal_parts().items())
     return Signature.of_text(f"{what} | {parts} | device: {program.device_type()}", minimal=True)
+
+
+def _data_ops(program) -> list:
+    """The data-dependent ops of a compiled program (family "data"), in order."""
+    from fuzz.program.opdb import OPS  # lazy: the op database pulls in hypothesis
+
+    ops = getattr(program, "ops", None)
+    if not ops or not hasattr(ops[0], "args"):
+        return []
+    return [c.op for c in ops if c.op in OPS and OPS[c.op].family == "data"]
+
+
+_STRIDES = re.compile(r"strides \(([-\d,\s]*)\) vs eager \(([-\d,\s]*)\)(?: \(shape \(([\d,\s]*)\)\))?")
+
+
+def stride_class(message: str) -> str:
+    """How a stride mismatch's compiled strides differ from eager's: "padded"
+    (same dim order, none smaller: a padded layout), "denser" (same order, none
+    larger: eager's is a view with gaps), "dim order" (another order of the
+    dims in memory), "other"."""
+    m = _STRIDES.search(message or "")
+    if not m:
+        return "other"
+    got, want, shape = ([int(x) for x in (g or "").replace(",", " ").split()] for g in m.groups())
+    if len(got) != len(want):
+        return "other"
+    if len(shape) == len(got):  # the strides of dims of size 0 or 1 are arbitrary: leave them out
+        got, want = ([s for s, n in zip(x, shape) if n > 1] for x in (got, want))
+
+    def order(s):
+        return sorted(range(len(s)), key=lambda i: (-s[i], i))
+    if order(got) != order(want):
+        return "dim order"
+    if all(g >= w for g, w in zip(got, want)):
+        return "padded"
+    if all(g <= w for g, w in zip(got, want)):
+        return "denser"
+    return "other"

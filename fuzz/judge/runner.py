@@ -97,8 +97,10 @@ def _verdict(p: Program, r: dict) -> Verdict:
         return v
     if status == loop.STRIDE:
         i, got, want = r["strides"]
+        out = r["actual"][i] if isinstance(r.get("actual"), (list, tuple)) and i < len(r["actual"]) else None
+        shape = f" (shape {tuple(out.shape)})" if out is not None and hasattr(out, "shape") else ""
         return Verdict(outcome=Outcome.STRIDE, stage=Stage.COMPARE, where=f"output {i}",
-                       message=f"strides {got} vs eager {want}", **at)
+                       message=f"strides {got} vs eager {want}{shape}", **at)
     if status == loop.GRADIENT:
         i, kind, detail = r["bad_grads"][0]
         name = p.inputs[i].name if 0 <= i < len(p.inputs) else "inputs"
