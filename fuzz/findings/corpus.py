@@ -416,6 +416,14 @@ class Corpus:
             _write_atomic(d / "meta.json", _dumps(meta))
             return self.load(d)
 
+    def set_meta(self, entry_dir, key: str, value) -> None:
+        """Set one field of the entry's meta.json (under the entry lock)."""
+        d = Path(entry_dir)
+        with _locked(d):
+            meta = dict(self.load(d).meta)
+            meta[key] = value
+            _write_atomic(d / "meta.json", _dumps(meta))
+
     def rewrite_scripts(self, entry_dir) -> dict:
         """Write the entry's repro.py and harness.py anew from its program and
         verdict (as this shapefuzz generates them); returns meta's "short_repro"."""

@@ -200,9 +200,33 @@ def _replay_into(row: ReplayRow, d: Path, work: Path, *, timeout, python, cache_
             row.reason = f"known issue marked {rule.status} still reproduces: {row.known}"
     else:
         row.status, row.reason = CHANGED, f"now: {v.summary()}"
-    if stale:
-        row.reason = "; ".join(filter(None, [row.reason, f"the stored {stored.name} is not what its program "
-                                             "generates now (shapefuzz repro ENTRY rewrites it)"]))
+    notes = [f"the stored {stored.name} is not what its program generates now (shapefuzz repro ENTRY rewrites "
+             "it)"] if stale else []
+    if (d / "report.md").is_file():
+        from fuzz.findings.corpus import program_digest
+        from fuzz.findings.report import stamped_program
+
+        if stamped_program((d / "report.md").read_text(errors="replace")) != program_digest(entry.program):
+            notes.append("report.md describes another program (shapefuzz report ENTRY --write rewrites it)")
+    row.reason = "; ".join(filter(None, [row.reason] + notes))
+    _note_replay(d, row, this_torch=python is None)
+
+
+def _note_replay(d: Path, row: ReplayRow, this_torch: bool) -> None:
+    """The entry's meta.json "last_replay": status, when, under which torch (best effort: a
+    read-only corpus is replayed all the same)."""
+    from datetime import datetime, timezone
+
+    from fuzz.findings.corpus import Corpus
+
+    try:
+        import torch
+
+        Corpus(d.parent).set_meta(d, "last_replay", {
+            "status": row.status, "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "torch": torch.__version__ if this_torch else "another Python's (--python)"})
+    except Exception:  # noqa: BLE001 - a note, never a reason to fail the replay
+        pass
 
 
 def _known(known, entry):

@@ -6,9 +6,13 @@
 / Environment / Additional context). It holds a short specific title, one
 paragraph of description, the entry's standalone repro.py inline, observed vs
 expected numbers (or the error and its torch frames), the ablation table when
-the entry has ablation.json, and the environment as
-`python -m torch.utils.collect_env` prints it (run once per process; env.json
-when it cannot run or when the installed torch is not the one of the finding).
+the entry has ablation.json, the torch releases it affects (`shapefuzz
+versions`), a suggested duplicate search (the masked message and the key
+frame), and the environment as `python -m torch.utils.collect_env` prints it
+without its noise (run once per process; env.json when it cannot run or when
+the installed torch is not the one of the finding). Its last line is a
+comment naming the program it describes: `replay` flags a report whose entry's
+program has changed since.
 
 A report is read by people who have never heard of the tool that found the
 bug: nothing in it names the tool, its modules or its types. Messages and
@@ -299,7 +303,8 @@ def _ablation_sentence(summary: dict | None) -> str:
     return " ".join(s)
 
 
-def describe(p: Program, v: Verdict, summary: dict | None = None) -> str:
+def describe(p: Program, v: Verdict, summary: dict | None = None, short: bool = False) -> str:
+    """The description paragraph; `short`: the repro inlined is the short form (fuzz/program/short_repro.py)."""
     s = p.settings
     where = f"on {s.device.upper()}"
     compile_kw = [_backend_text(p), f"dynamic={s.dynamic!r}"]
@@ -328,11 +333,17 @@ def describe(p: Program, v: Verdict, summary: dict | None = None) -> str:
             f"{_ops_phrase(p, limit=8)} to {_inputs_text(p)}. One compiled function is called once per size of the "
             f"schedule {_schedule_text(p)}; it {what}. ")
     text = (text + _ablation_sentence(summary)).rstrip()
-    text += ("\n\nThe repro below compares compiled and eager at default tolerances with a float64 eager "
-             "reference (the rule of `torch._dynamo.utils.same` with `fp64_ref`), with "
-             "`torch._inductor.config.fallback_random = True`, TF32 off and the same seeded inputs for every run. "
-             f"It imports only torch{' and the backend' if custom else ''} and exits 1 while the bug stands, "
-             "0 once it is fixed.")
+    imports = f"It imports only torch{' and the backend' if custom else ''} and exits 1 while the bug stands, " \
+              "0 once it is fixed."
+    if short:
+        text += ("\n\nThe repro below calls the function eagerly and compiled on the same seeded inputs, at the "
+                 "calls of the schedule up to the failing one, and checks what goes wrong "
+                 "(`torch.testing.assert_close` at the dtype's tolerance for values). " + imports)
+    else:
+        text += ("\n\nThe repro below compares compiled and eager at default tolerances with a float64 eager "
+                 "reference (the rule of `torch._dynamo.utils.same` with `fp64_ref`), with "
+                 "`torch._inductor.config.fallback_random = True`, TF32 off and the same seeded inputs for every "
+                 "run. " + imports)
     return scrub(text)
 
 
@@ -525,7 +536,8 @@ def compiled_parts(entry) -> dict:
     doc = load_ablation(entry.path)
     summary = doc.get("summary") if doc else None
     env_text, env_note = environment_text(entry.env)
-    return dict(title=report_title(p, v, summary), description=describe(p, v, summary), repro=_repro_text(entry),
+    short = "lines" in ((entry.meta or {}).get("short_repro") or {})
+    return dict(title=report_title(p, v, summary), description=describe(p, v, summary, short), repro=_repro_text(entry),
                 observed=observed_expected(p, v), log=error_log(v), doc=doc, env_text=env_text, env_note=env_note,
                 env=entry.env)
 
@@ -543,8 +555,64 @@ def render_compiled(entry) -> str:
     parts += ["### Error logs", ""]
     parts += [_fence(log), ""] if log else ["No error is raised: the compiled function returns the wrong result "
                                             "described above.", ""]
+    affected = affected_text(entry)
+    if affected:
+        parts += ["#### Affected releases", "", affected, ""]
+    parts += ["#### Searching for duplicates", "", duplicate_search(entry.verdict), ""]
     parts += ["### Versions", ""]
     if env_note:
         parts += [env_note, ""]
     parts += [_fence(env_text), ""]
-    return "\n".join(parts)
+    return "\n".join(parts) + program_stamp(entry.program)
+
+
+def program_stamp(program) -> str:
+    """The report's last line: which program it describes (replay compares it with the entry's)."""
+    from fuzz.findings.corpus import program_digest
+
+    return f"\n<!-- program {program_digest(program)} -->\n"
+
+
+def stamped_program(report_text: str) -> str | None:
+    m = re.search(r"<!-- program ([0-9a-f]{12}) -->\s*$", report_text)
+    return m.group(1) if m else None
+
+
+def affected_text(entry) -> str:
+    """The torch releases the entry's short repro was run under, and what it did."""
+    rec = (entry.meta or {}).get("versions") or {}
+    releases = rec.get("releases") or {}
+    if not releases:
+        return ""
+    rows = ["| torch | result |", "|---|---|"]
+    for rel, r in releases.items():
+        rows.append(f"| {r.get('torch', rel)} | {r.get('result')}"
+                    + (f": {scrub(r.get('shown', ''))[:100]}" if r.get("result") == "error" else "") + " |")
+    first = rec.get("first_fixed")
+    tail = f"First fixed in {first}." if first else (
+        "Not fixed in any release tried." if rec.get("affected") else "")
+    if rec.get("partial"):
+        tail += " Partial: only the releases installed where it was run (a GPU box)."
+    return "\n".join(rows) + (f"\n\n{tail.strip()}" if tail.strip() else "")
+
+
+def duplicate_search(v: Verdict) -> str:
+    """What to search upstream before filing: the masked message and the innermost torch frame."""
+    from urllib.parse import quote_plus
+
+    from fuzz.findings.signature import innermost_frame, normalize_message
+
+    if v.exc_type:
+        msg = normalize_message(v.message)
+        words = " ".join(w for w in re.split(r"[^\w']+", msg) if w and w not in ("N", "s", "u") and not
+                         w.startswith("<"))[:80]
+        frame = innermost_frame(v.frames)
+        query = f"is:issue {v.exc_type.rsplit('.', 1)[-1]} {words}".strip()
+        lines = [f"- the message, numbers and symbols masked: `{msg}`"]
+        if frame:
+            lines.append(f"- the innermost torch frame: `{frame}`")
+    else:
+        query = f"is:issue torch.compile {v.outcome.value.replace('-', ' ')}"
+        lines = [f"- no exception: a {v.outcome.value} ({v.where or 'output'})"]
+    lines.append(f"- [search pytorch/pytorch issues](https://github.com/pytorch/pytorch/issues?q={quote_plus(query)})")
+    return "\n".join(lines)

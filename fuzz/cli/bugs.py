@@ -1,0 +1,51 @@
+"""`shapefuzz bugs [CORPUS] [--write] [--json]`: one row per distinct bug (fuzz/findings/bugs.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error, print_json
+
+
+def add_parser(subparsers):
+    b = subparsers.add_parser("bugs", help="list the distinct bugs of a corpus: status (new, known upstream, "
+                              "fixed), affected versions, short repro, report; --write saves CORPUS/BUGS.md")
+    b.add_argument("corpus", nargs="?", default="corpus", help="corpus directory (default corpus/)")
+    b.add_argument("--write", action="store_true", help="also write CORPUS/BUGS.md")
+    b.add_argument("--json", action="store_true", help="print the rows as JSON")
+    b.set_defaults(fn=cmd)
+    return b
+
+
+def cmd(args) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from fuzz.files import write_atomic
+    from fuzz.findings.bugs import bug_rows, markdown
+
+    root = Path(args.corpus)
+    if not root.is_dir():
+        error(f"no corpus directory {str(root)!r}")
+        return EXIT_BAD_INPUT
+    rows = bug_rows(root)
+    if not rows:
+        error(f"{str(root)!r} holds no corpus entry (an entry is a directory with program.json)")
+        return EXIT_BAD_INPUT
+    if args.write:
+        write_atomic(root / "BUGS.md", markdown(rows, root))
+    if args.json:
+        print_json([r.to_dict() for r in rows])
+        return EXIT_OK
+    table = Table(title=f"{len(rows)} bugs in {root}", show_lines=False)
+    for col in ("bug", "title", "status", "versions", "repro"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(r.key, escape(r.title), escape(f"{r.status}\n{r.upstream}"), escape(r.versions),
+                      f"{r.repro_lines} lines" if r.repro_lines else "harness")
+    Console(file=sys.stdout, soft_wrap=False, width=200).print(table)
+    if args.write:
+        print(f"wrote {root / 'BUGS.md'}")
+    return EXIT_OK

@@ -1,0 +1,71 @@
+"""`shapefuzz versions ENTRY|CORPUS [--torch 2.6 2.7 ...]`: which torch releases a bug affects
+(fuzz/findings/versions.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error, parse_duration
+
+
+def add_parser(subparsers):
+    from fuzz.findings.versions import DEFAULT_RELEASES
+
+    v = subparsers.add_parser(
+        "versions", help="run entries' short repros under several torch releases (a cached virtualenv each) and "
+        "record affected / first fixed in the entries", description=__import__("fuzz.findings.versions", fromlist=["x"])
+        .__doc__.split("\n\n", 1)[1])
+    v.add_argument("target", help="a corpus entry's directory, or a corpus (every entry with a short repro)")
+    v.add_argument("--torch", nargs="+", default=list(DEFAULT_RELEASES), metavar="RELEASE",
+                   help=f"torch releases (default: {' '.join(DEFAULT_RELEASES)})")
+    v.add_argument("--python", nargs="+", default=None, metavar="PYTHON",
+                   help="interpreters (with their own torch) to run under instead of cached venvs; CUDA entries "
+                        "use this Python's torch unless given")
+    v.add_argument("--timeout", type=parse_duration, default=600.0, help="per repro run (default 600s)")
+    v.add_argument("--dry-run", action="store_true", help="print the results, write nothing into the entries")
+    v.set_defaults(fn=cmd)
+    return v
+
+
+def cmd(args) -> int:
+    from fuzz.findings.bugs import versions_text
+    from fuzz.findings.corpus import Corpus, CorpusError
+    from fuzz.findings.replay import entry_dirs
+    from fuzz.findings.versions import VersionsError, _spec, entry_versions
+
+    try:
+        for r in args.torch:
+            _spec(r)
+    except VersionsError as e:
+        error(str(e))
+        return EXIT_BAD_INPUT
+    root = Path(args.target)
+    if not root.is_dir():
+        error(f"no entry or corpus directory {str(root)!r}")
+        return EXIT_BAD_INPUT
+    dirs = [root] if (root / "program.json").is_file() else entry_dirs(root)
+    if not dirs:
+        error(f"{str(root)!r} holds no corpus entry")
+        return EXIT_BAD_INPUT
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    failed = False
+    for d in dirs:
+        corpus = Corpus(d.parent)
+        try:
+            entry = corpus.load(d)
+            if entry.program.device_type() == "xla":
+                log(f"{d.name}: skipped (torch_xla entries keep their harness)")
+                continue
+            rec = entry_versions(entry, args.torch, pythons=args.python, timeout=args.timeout, log=log)
+        except (CorpusError, VersionsError) as e:
+            error(str(e))
+            failed = True
+            continue
+        if not args.dry_run:
+            corpus.set_meta(d, "versions", rec)
+        print(f"{d.name}  {versions_text(rec)}", flush=True)
+    return EXIT_BAD_INPUT if failed else EXIT_OK

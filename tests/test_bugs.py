@@ -1,0 +1,113 @@
+"""The bug list (`shapefuzz bugs`), version ranging (`shapefuzz versions`)
+and the report's stamp: what a user reads after a night's run."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fuzz.findings.bugs import FIXED, KNOWN, NEW, bug_rows, markdown
+from fuzz.findings.corpus import Corpus
+from fuzz.findings.replay import replay
+from fuzz.findings.signature import signature
+from fuzz.findings.versions import AFFECTED, ERROR, PASSES, summarize
+from fuzz.judge.runner import run_case
+
+from helpers import program
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _record(corpus, ops, backend="fuzz.planted:corrupt_large"):
+    p = program(ops, marks=["dynamic"], backend=backend)
+    v = run_case(p)
+    assert v.is_finding
+    return corpus.record(p, v, signature(v, p))[0]
+
+
+def test_bugs_lists_every_entry_with_its_status(tmp_path):
+    corpus = Corpus(tmp_path)
+    relu = _record(corpus, [("relu", ["x0"], {})])
+    pad = _record(corpus, [("pad", ["x0"], {"mode": "constant", "pad": [1, 2], "value": 0.0})])
+    add = _record(corpus, [("add", ["x0", "x0"], {})])
+    (tmp_path / "known_issues.json").write_text(json.dumps(
+        [{"ops": ["pad"], "outcome": "divergence", "url": "https://example.org/pad-bug"}]))
+    corpus.set_meta(add, "upstream", {"checked": "2026-11-26", "found": False})
+    rows = {r.key: r for r in bug_rows(tmp_path)}
+    assert set(rows) == {relu.name, pad.name, add.name}
+    assert rows[pad.name].status == KNOWN and "https://example.org/pad-bug" in rows[pad.name].upstream
+    assert rows[relu.name].status == NEW and rows[relu.name].upstream == "not searched upstream yet"
+    assert rows[add.name].upstream == "not found upstream (2026-11-26)"
+    assert rows[relu.name].repro_lines and rows[relu.name].repro_lines <= 40 and rows[relu.name].device == "cpu"
+    # fixed at the last replay: the program passes now
+    d = json.loads((relu / "program.json").read_text())
+    d["settings"]["backend"] = "eager"
+    (relu / "program.json").write_text(json.dumps(d))
+    replay(relu, timeout=300)
+    rows = {r.key: r for r in bug_rows(tmp_path)}
+    assert rows[relu.name].status == FIXED
+    text = markdown(list(rows.values()), tmp_path)
+    assert all(k in text for k in rows) and "1 new, 1 known upstream, 1 fixed" in text
+
+
+def test_bugs_cli_writes_bugs_md_and_refuses_an_empty_dir(tmp_path):
+    corpus = Corpus(tmp_path / "c")
+    _record(corpus, [("relu", ["x0"], {})])
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-m", "fuzz", "bugs", str(tmp_path / "c"), "--write", "--json"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads(r.stdout)) == 1 and (tmp_path / "c" / "BUGS.md").is_file()
+    (tmp_path / "empty").mkdir()
+    r = subprocess.run([sys.executable, "-m", "fuzz", "bugs", str(tmp_path / "empty")], capture_output=True,
+                       text=True, env=env, timeout=300)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "holds no corpus entry" in r.stderr
+
+
+def test_the_version_record_names_the_first_fixed_release():
+    rec = summarize({"2.6": {"result": AFFECTED}, "2.10": {"result": PASSES}, "2.7": {"result": AFFECTED},
+                     "2.8": {"result": ERROR}, "2.9": {"result": PASSES}}, partial=False)
+    assert list(rec["releases"]) == ["2.6", "2.7", "2.8", "2.9", "2.10"]  # by release, not by text
+    assert rec["affected"] == ["2.6", "2.7"] and rec["first_fixed"] == "2.9" and rec["not_affected"] == ["2.9", "2.10"]
+    rec = summarize({"2.6": {"result": PASSES}, "2.7": {"result": AFFECTED}}, partial=True)
+    assert rec["first_fixed"] is None and rec["partial"]
+
+
+def test_a_report_names_its_program_and_replay_flags_a_stale_one(tmp_path):
+    from fuzz.findings.corpus import program_digest
+    from fuzz.findings.report import stamped_program
+    from fuzz.kinds import report_entry
+
+    corpus = Corpus(tmp_path)
+    entry = _record(corpus, [("relu", ["x0"], {})])
+    text = report_entry(entry)
+    assert stamped_program(text) == program_digest(corpus.load(entry).program)
+    assert "#### Searching for duplicates" in text
+    (row,) = replay(tmp_path, timeout=300)
+    assert "report.md describes another program" not in row.reason
+    d = json.loads((entry / "program.json").read_text())
+    d["seed"] = 1  # another program, the report left as it was
+    (entry / "program.json").write_text(json.dumps(d))
+    (row,) = replay(tmp_path, timeout=300)
+    assert "report.md describes another program" in row.reason
+
+
+@pytest.mark.campaign
+def test_version_ranging_over_two_releases(tmp_path):
+    """A real bug (corpus/d649e53c6196, aot_eager on CPU) under two torch releases, each in a cached
+    virtualenv (made on first use; both lie on this machine's disk)."""
+    shutil.copytree(ROOT / "corpus" / "d649e53c6196", tmp_path / "d649e53c6196")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-m", "fuzz", "versions", str(tmp_path / "d649e53c6196"), "--torch",
+                        "2.13.0", "2.14.1"], capture_output=True, text=True, env=env, timeout=1800)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rec = json.loads((tmp_path / "d649e53c6196" / "meta.json").read_text())["versions"]
+    assert set(rec["releases"]) == {"2.13.0", "2.14.1"}
+    assert all(x["result"] in (AFFECTED, PASSES) for x in rec["releases"].values()), rec
+    assert rec["releases"]["2.13.0"]["torch"].startswith("2.13.0")
+    assert rec["releases"]["2.14.1"]["torch"].startswith("2.14.1")
+    assert "2.13.0" in rec["affected"]  # the torch it was found and checked with
