@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error, parse_duration
+from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, count, error, parse_duration
 
 
 def add_parser(subparsers):
@@ -24,6 +24,8 @@ def add_parser(subparsers):
                         "use this Python's torch unless given")
     v.add_argument("--timeout", type=parse_duration, default=600.0, help="per repro run (default 600s)")
     v.add_argument("--dry-run", action="store_true", help="print the results, write nothing into the entries")
+    v.add_argument("--jobs", "-j", type=count(1), default=1,
+                   help="entries run at once (the venvs are set up first, one at a time; default 1)")
     v.set_defaults(fn=cmd)
     return v
 
@@ -52,20 +54,40 @@ def cmd(args) -> int:
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
-    failed = False
-    for d in dirs:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fuzz.findings.versions import ensure_env
+
+    try:  # the venvs first, one at a time: parallel pip installs of one release would collide
+        needs_envs = not args.python and any(Corpus(d.parent).load(d).program.device_type() == "cpu" for d in dirs)
+        for rel in args.torch if needs_envs else ():
+            ensure_env(rel, log=log)
+    except (CorpusError, VersionsError) as e:
+        error(str(e))
+        return EXIT_BAD_INPUT
+
+    def one(d):
         corpus = Corpus(d.parent)
         try:
             entry = corpus.load(d)
-            if entry.program.device_type() == "xla":
-                log(f"{d.name}: skipped (torch_xla entries keep their harness)")
-                continue
+            from fuzz.program.short_repro import supported
+
+            why = supported(entry.program, entry.verdict)
+            if why:
+                return d, None, f"skipped: no short repro to run ({why})"
             rec = entry_versions(entry, args.torch, pythons=args.python, timeout=args.timeout, log=log)
-        except (CorpusError, VersionsError) as e:
-            error(str(e))
-            failed = True
-            continue
+        except (CorpusError, VersionsError, OSError) as e:
+            return d, None, str(e)
         if not args.dry_run:
             corpus.set_meta(d, "versions", rec)
-        print(f"{d.name}  {versions_text(rec)}", flush=True)
+        return d, rec, None
+
+    failed = False
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for d, rec, why in pool.map(one, dirs):
+            if rec is None:
+                failed = failed or not why.startswith("skipped")
+                print(f"{d.name}  {why}", flush=True)
+            else:
+                print(f"{d.name}  {versions_text(rec)}", flush=True)
     return EXIT_BAD_INPUT if failed else EXIT_OK

@@ -129,6 +129,9 @@ def entry_versions(entry, releases, *, pythons=None, timeout: float = 600.0, log
     if cuda or pythons:
         envs = []
         for py in pythons or [sys.executable]:
+            import shutil
+
+            py = os.path.abspath(py) if os.sep in py else (shutil.which(py) or py)  # the repro runs elsewhere
             r = subprocess.run([py, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True)
             if r.returncode != 0:
                 raise VersionsError(f"{py}: torch does not import there")

@@ -230,6 +230,9 @@ def failure_matches(v: Verdict, rc: int | None, out: str, err: str) -> tuple[boo
         want = _masked(v.message)
         same = any(exc and re.search(rf"\b{re.escape(exc)}\b", b.split("\n", 1)[0]) and
                    (want in ("", "-") or want[:120] in _masked(b)) for b in blocks)
+        # or one line naming the type and holding the message (a wrapper may print the cause on its own line)
+        same = same or any(exc and exc in ln and want not in ("", "-") and want[:120] in _masked(ln.strip())
+                           for ln in lines)
         return same, f"it raised {last[:300]}" if last else "it raised no exception of its type"
     mark = f"{FAIL_MARK} {v.outcome.value} at "
     return mark in err, f"its check failed: {last[:300]}" if last else "its check did not fail"
@@ -238,7 +241,8 @@ def failure_matches(v: Verdict, rc: int | None, out: str, err: str) -> tuple[boo
 def check_short_repro(src: str, v: Verdict, *, timeout: float = 600.0, python: str | None = None,
                       env: dict | None = None) -> tuple[bool, str, float]:
     """Run short repro `src` standalone in a fresh process (a scratch dir) and
-    say whether it fails as v did: (matches, what it showed, seconds)."""
+    say whether it fails as v did: (matches, what it showed, seconds). What it
+    showed ends with its stderr's last lines when it does not match."""
     import sys
     import tempfile
     import time
@@ -252,4 +256,6 @@ def check_short_repro(src: str, v: Verdict, *, timeout: float = 600.0, python: s
         rc, out, err = run_command([python or sys.executable, "repro.py"], timeout=timeout,
                                    env=child_env(None, env), cwd=work)
     ok, shown = failure_matches(v, rc, out, err)
+    if not ok and err.strip():
+        shown += " | stderr: " + " / ".join(ln.strip() for ln in err.strip().splitlines()[-6:])[:600]
     return ok, shown, time.monotonic() - start
