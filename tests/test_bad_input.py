@@ -361,7 +361,7 @@ def copy_entry(tmp_path, key) -> Path:
 def test_triage_of_a_cuda_entry_here_names_the_fix(tmp_path):
     """Not an ablation.json of "Torch not compiled with CUDA enabled" rows over the entry's own."""
     no_cuda()
-    entry = copy_entry(tmp_path, "02e71701a093")  # a CUDA entry
+    entry = copy_entry(tmp_path, "bf0b1a593cf5")  # a CUDA entry
     before = snapshot(tmp_path / "corpus")
     bad_input(shapefuzz("triage", entry), "a program for cuda", "no CUDA device", "run it on a GPU machine")
     assert snapshot(tmp_path / "corpus") == before
@@ -372,14 +372,14 @@ def test_shrink_of_an_entry_this_machine_cannot_run_names_the_fix(tmp_path):
     import importlib.util
 
     no_cuda()
-    entry = copy_entry(tmp_path, "02e71701a093")  # a CUDA entry
+    entry = copy_entry(tmp_path, "bf0b1a593cf5")  # a CUDA entry
     before = snapshot(tmp_path / "corpus")
     bad_input(shapefuzz("shrink", entry, "--time-budget", "5"), "shapefuzz: a program for cuda", "no CUDA device",
               "--device cpu")
     assert snapshot(tmp_path / "corpus") == before
     if importlib.util.find_spec("torch_xla") is not None:
         return
-    entry = copy_entry(tmp_path, "07643e9791e8")  # a torch_xla step-program entry
+    entry = copy_entry(tmp_path, "7d5fab503523")  # a torch_xla step-program entry
     before = snapshot(tmp_path / "corpus")
     bad_input(shapefuzz("shrink", entry, "--time-budget", "5"), "shapefuzz: backend 'xla' needs torch_xla",
               ".venv-xla/bin/python")

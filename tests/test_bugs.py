@@ -78,8 +78,8 @@ def test_the_version_record_names_the_first_fixed_release():
 
 
 def test_a_report_names_its_program_and_replay_flags_a_stale_one(tmp_path):
-    from fuzz.findings.corpus import program_digest
-    from fuzz.findings.report import stamped_program
+    from fuzz.findings.scripts import program_digest
+    from fuzz.findings.report_parts import stamped_program
     from fuzz.kinds import report_entry
 
     corpus = Corpus(tmp_path)

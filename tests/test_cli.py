@@ -160,7 +160,7 @@ def test_every_subcommand_is_a_module_with_add_parser_and_cmd():
 
     names = {m.__name__.rsplit(".", 1)[1] for m in SUBCOMMANDS}
     assert names == {"check", "run", "stats", "sanitize", "repro", "ops", "replay", "report", "triage", "shrink", "dedupe", "followup",
-                     "bench"}
+                     "bugs", "versions", "bench"}
     for m in SUBCOMMANDS:
         sub = argparse.ArgumentParser().add_subparsers(dest="command")
         m.add_parser(sub)

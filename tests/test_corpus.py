@@ -7,6 +7,7 @@ import platform
 import pytest
 
 import fuzz.findings.corpus as corpus_mod
+import fuzz.findings.scripts as scripts_mod
 from fuzz.findings.corpus import FILES, Corpus, CorpusError, capture_env
 from fuzz.program.ir import OpCall, Program, TensorInput
 from fuzz.findings.signature import signature
@@ -86,7 +87,7 @@ def test_codegen_failure_still_records(tmp_path, monkeypatch):
     def broken(program, title=""):
         raise ValueError("cannot print op 'relu'")
 
-    monkeypatch.setattr(corpus_mod, "repro_source", broken)
+    monkeypatch.setattr(scripts_mod, "repro_source", broken)
     c = Corpus(tmp_path)
     path, new = record(c)
     assert new and "cannot print op" in c.load(path).meta["repro_error"]
@@ -208,7 +209,7 @@ def test_update_shrunk_replaces_the_program_and_keeps_the_first(tmp_path, monkey
     assert Program.from_json((path / "original_program.json").read_text()) == make_program(sizes=(4, 5, 6))
     assert json.loads((path / "signature.json").read_text())["key"] == path.name  # the key stays
     # a second shrink keeps the first original; a codegen failure is recorded, then cleared
-    monkeypatch.setattr(corpus_mod, "repro_source", lambda p, title="": 1 / 0)
+    monkeypatch.setattr(scripts_mod, "repro_source", lambda p, title="": 1 / 0)
     e = c.update_shrunk(path, make_program(sizes=(7,)), make_verdict(), {"ops_after": 1})
     assert "ZeroDivisionError" in e.meta["repro_error"]
     monkeypatch.undo()

@@ -53,11 +53,12 @@ from fuzz.files import dumps as _dumps
 from fuzz.files import fsync_dir as _fsync_dir  # a module name: tests make it fail
 from fuzz.files import write_atomic as _write_atomic
 from fuzz.files import write_synced as _write
-from fuzz.program.quoting import doc_text
 from fuzz.program.ir import Program, ProgramError
-from fuzz.program.loading import load_program, repro_source
+from fuzz.program.loading import load_program
 from fuzz.findings.signature import Signature, signature
 from fuzz.judge.verdict import Verdict
+from fuzz.findings.scripts import (_apply_meta, _digest, _seen_with, entry_repro, entry_scripts,  # noqa: F401
+                                   program_digest)  # entry_repro, program_digest: re-exported
 
 FILES = ("program.json", "verdict.json", "signature.json", "env.json", "meta.json", "repro.py")  # harness.py: newer entries
 INDEX = ".index.json"  # hidden: every other name but known_issues.json in a corpus is an entry
@@ -171,82 +172,6 @@ def capture_env() -> dict:
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def entry_repro(program: Program, sig: Signature) -> tuple[str, str | None]:
-    """The full harness script, or a stub that says why there is none: a codegen
-    bug must not cost us the finding."""
-    title = f"shapefuzz {sig.key}: {sig.text}"
-    try:
-        return repro_source(program, title), None
-    except Exception as e:  # noqa: BLE001 - any codegen failure
-        why = f"{type(e).__name__}: {e}"
-        stub = (f'"""{doc_text(title)}\n\nNo repro: code generation failed: {doc_text(why)}\n"""\nimport sys\n\n'
-                f"sys.exit({('no repro: ' + why)!r})\n")
-        return stub, why
-
-
-def entry_scripts(program: Program, verdict: Verdict, sig: Signature) -> tuple[dict, dict]:
-    """({file name: text}, meta updates) of an entry's scripts: harness.py, the full
-    judging harness replay runs; repro.py, the short repro (fuzz/program/short_repro.py)
-    where the finding has one, else the harness again. meta: "repro_error" (None
-    to drop it) and "short_repro": the short form's code lines, or why there is
-    none; its standalone check (`check_entry_repro`) is not made here."""
-    from fuzz.program.short_repro import code_lines, short_repro_source, supported
-
-    harness, error = entry_repro(program, sig)
-    short = why = None
-    if error is None:
-        try:
-            why = supported(program, verdict)
-            short = None if why else short_repro_source(program, verdict, f"shapefuzz {sig.key}: {sig.text}")
-        except Exception as e:  # noqa: BLE001 - the harness still serves
-            why = f"the short form failed to generate ({type(e).__name__}: {e})"
-    info = {"program": program_digest(program)}
-    info.update({"lines": code_lines(short), "script": _digest(short), "checked": None} if short
-                else {"full_harness": why or error})
-    return {"repro.py": short or harness, "harness.py": harness}, {"repro_error": error, "short_repro": info}
-
-
-def _seen_with(d: Path, program) -> dict:
-    """The dtypes, ops and devices of every program an entry holds (its
-    representative and each variant as found): the variants one bug was seen with."""
-    programs = [program]
-    for path in sorted((d / "variants").glob("*/program.json")):
-        try:
-            programs.append(load_program(json.loads(path.read_text(encoding="utf-8"))))
-        except (OSError, ValueError):
-            continue
-    dtypes, ops, devices = set(), set(), set()
-    for p in programs:
-        if isinstance(p, Program):
-            dtypes |= {x.dtype for x in p.inputs}
-            ops |= {c.op for c in p.ops}
-            devices.add(p.settings.device)
-        else:  # a torch_xla step program
-            dtypes.add(p.dtype)
-            ops |= {s.op for _, s in p.steps()}
-            devices.add("xla")
-    return {"dtypes": sorted(dtypes), "ops": sorted(ops), "devices": sorted(devices), "programs": len(programs)}
-
-
-def program_digest(program) -> str:
-    return _digest(program.to_json())
-
-
-def _digest(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-def _apply_meta(meta: dict, updates: dict) -> dict:
-    for k, v in updates.items():
-        if v is None:
-            meta.pop(k, None)
-        else:
-            meta[k] = v
-    return meta
 
 
 # -- the corpus ---------------------------------------------------------------
@@ -449,7 +374,7 @@ class Corpus:
         ran it); a short form that does not reproduce is replaced by the harness,
         and the entry says why. Entries without a short form, or whose device or
         stack this machine lacks, are left as they are. Returns "short_repro"."""
-        from fuzz.kinds import kind_of
+        from fuzz.devices import missing as missing_device
         from fuzz.program.short_repro import check_short_repro
 
         d = Path(entry_dir)
@@ -457,7 +382,7 @@ class Corpus:
         info = dict(entry.meta.get("short_repro") or {})
         if "lines" not in info or info.get("script") != _digest((d / "repro.py").read_text()):
             return info  # no short form, or repro.py is not the one meta describes (`shapefuzz repro` rewrites it)
-        missing = kind_of(entry.program).unavailable(entry.program)
+        missing = missing_device(entry.program.settings.device)  # a short form is of a compiled program
         if missing:
             return {**info, "not_checked": missing}
         ok, shown, seconds = check_short_repro((d / "repro.py").read_text(), entry.verdict, timeout=timeout)

@@ -203,8 +203,8 @@ def _replay_into(row: ReplayRow, d: Path, work: Path, *, timeout, python, cache_
     notes = [f"the stored {stored.name} is not what its program generates now (shapefuzz repro ENTRY rewrites "
              "it)"] if stale else []
     if (d / "report.md").is_file():
-        from fuzz.findings.corpus import program_digest
-        from fuzz.findings.report import stamped_program
+        from fuzz.findings.scripts import program_digest
+        from fuzz.findings.report_parts import stamped_program
 
         if stamped_program((d / "report.md").read_text(errors="replace")) != program_digest(entry.program):
             notes.append("report.md describes another program (shapefuzz report ENTRY --write rewrites it)")

@@ -28,6 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fuzz.findings.report_parts import affected_text, duplicate_search, program_stamp
 from fuzz.program.ir import Program
 from fuzz.judge.backends import BACKENDS
 from fuzz.judge.verdict import Outcome, Stage, Verdict
@@ -555,7 +556,7 @@ def render_compiled(entry) -> str:
     parts += ["### Error logs", ""]
     parts += [_fence(log), ""] if log else ["No error is raised: the compiled function returns the wrong result "
                                             "described above.", ""]
-    affected = affected_text(entry)
+    affected = affected_text(entry, scrub)
     if affected:
         parts += ["#### Affected releases", "", affected, ""]
     parts += ["#### Searching for duplicates", "", duplicate_search(entry.verdict), ""]
@@ -564,55 +565,3 @@ def render_compiled(entry) -> str:
         parts += [env_note, ""]
     parts += [_fence(env_text), ""]
     return "\n".join(parts) + program_stamp(entry.program)
-
-
-def program_stamp(program) -> str:
-    """The report's last line: which program it describes (replay compares it with the entry's)."""
-    from fuzz.findings.corpus import program_digest
-
-    return f"\n<!-- program {program_digest(program)} -->\n"
-
-
-def stamped_program(report_text: str) -> str | None:
-    m = re.search(r"<!-- program ([0-9a-f]{12}) -->\s*$", report_text)
-    return m.group(1) if m else None
-
-
-def affected_text(entry) -> str:
-    """The torch releases the entry's short repro was run under, and what it did."""
-    rec = (entry.meta or {}).get("versions") or {}
-    releases = rec.get("releases") or {}
-    if not releases:
-        return ""
-    rows = ["| torch | result |", "|---|---|"]
-    for rel, r in releases.items():
-        rows.append(f"| {r.get('torch', rel)} | {r.get('result')}"
-                    + (f": {scrub(r.get('shown', ''))[:100]}" if r.get("result") == "error" else "") + " |")
-    first = rec.get("first_fixed")
-    tail = f"First fixed in {first}." if first else (
-        "Not fixed in any release tried." if rec.get("affected") else "")
-    if rec.get("partial"):
-        tail += " Partial: only the releases installed where it was run (a GPU box)."
-    return "\n".join(rows) + (f"\n\n{tail.strip()}" if tail.strip() else "")
-
-
-def duplicate_search(v: Verdict) -> str:
-    """What to search upstream before filing: the masked message and the innermost torch frame."""
-    from urllib.parse import quote_plus
-
-    from fuzz.findings.signature import innermost_frame, normalize_message
-
-    if v.exc_type:
-        msg = normalize_message(v.message)
-        words = " ".join(w for w in re.split(r"[^\w']+", msg) if w and w not in ("N", "s", "u") and not
-                         w.startswith("<"))[:80]
-        frame = innermost_frame(v.frames)
-        query = f"is:issue {v.exc_type.rsplit('.', 1)[-1]} {words}".strip()
-        lines = [f"- the message, numbers and symbols masked: `{msg}`"]
-        if frame:
-            lines.append(f"- the innermost torch frame: `{frame}`")
-    else:
-        query = f"is:issue torch.compile {v.outcome.value.replace('-', ' ')}"
-        lines = [f"- no exception: a {v.outcome.value} ({v.where or 'output'})"]
-    lines.append(f"- [search pytorch/pytorch issues](https://github.com/pytorch/pytorch/issues?q={quote_plus(query)})")
-    return "\n".join(lines)

@@ -1,0 +1,61 @@
+"""Parts of a report beyond PyTorch's template fields: the torch releases a
+bug affects, a suggested duplicate search, and the stamp naming the program a
+report describes (replay compares it with the entry's program)."""
+
+from __future__ import annotations
+
+import re
+
+from fuzz.findings.scripts import program_digest
+from fuzz.judge.verdict import Verdict
+
+
+def program_stamp(program) -> str:
+    """The report's last line: which program it describes (replay compares it with the entry's)."""
+    return f"\n<!-- program {program_digest(program)} -->\n"
+
+
+def stamped_program(report_text: str) -> str | None:
+    m = re.search(r"<!-- program ([0-9a-f]{12}) -->\s*$", report_text)
+    return m.group(1) if m else None
+
+
+def affected_text(entry, scrub=lambda text: text) -> str:
+    """The torch releases the entry's short repro was run under, and what it did
+    (`scrub`: what makes an error's text fit a report)."""
+    rec = (entry.meta or {}).get("versions") or {}
+    releases = rec.get("releases") or {}
+    if not releases:
+        return ""
+    rows = ["| torch | result |", "|---|---|"]
+    for rel, r in releases.items():
+        rows.append(f"| {r.get('torch', rel)} | {r.get('result')}"
+                    + (f": {scrub(r.get('shown', ''))[:100]}" if r.get("result") == "error" else "") + " |")
+    first = rec.get("first_fixed")
+    tail = f"First fixed in {first}." if first else (
+        "Not fixed in any release tried." if rec.get("affected") else "")
+    if rec.get("partial"):
+        tail += " Partial: only the releases installed where it was run (a GPU box)."
+    return "\n".join(rows) + (f"\n\n{tail.strip()}" if tail.strip() else "")
+
+
+def duplicate_search(v: Verdict) -> str:
+    """What to search upstream before filing: the masked message and the innermost torch frame."""
+    from urllib.parse import quote_plus
+
+    from fuzz.findings.signature import innermost_frame, normalize_message
+
+    if v.exc_type:
+        msg = normalize_message(v.message)
+        words = " ".join(w for w in re.split(r"[^\w']+", msg) if w and w not in ("N", "s", "u") and not
+                         w.startswith("<"))[:80]
+        frame = innermost_frame(v.frames)
+        query = f"is:issue {v.exc_type.rsplit('.', 1)[-1]} {words}".strip()
+        lines = [f"- the message, numbers and symbols masked: `{msg}`"]
+        if frame:
+            lines.append(f"- the innermost torch frame: `{frame}`")
+    else:
+        query = f"is:issue torch.compile {v.outcome.value.replace('-', ' ')}"
+        lines = [f"- no exception: a {v.outcome.value} ({v.where or 'output'})"]
+    lines.append(f"- [search pytorch/pytorch issues](https://github.com/pytorch/pytorch/issues?q={quote_plus(query)})")
+    return "\n".join(lines)
