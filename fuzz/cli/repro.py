@@ -76,7 +76,7 @@ def _entries(args) -> int:
     def one(d):
         corpus = Corpus(d.parent)
         try:
-            info = corpus.rewrite_scripts(d)
+            info = corpus.rewrite_scripts(d, keep_check=not args.check)  # --check: check again
             if args.check:
                 info = corpus.check_repro(d, timeout=args.timeout)
         except (CorpusError, OSError) as e:

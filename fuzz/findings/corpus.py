@@ -349,15 +349,17 @@ class Corpus:
             meta[key] = value
             _write_atomic(d / "meta.json", _dumps(meta))
 
-    def rewrite_scripts(self, entry_dir) -> dict:
+    def rewrite_scripts(self, entry_dir, keep_check: bool = True) -> dict:
         """Write the entry's repro.py and harness.py anew from its program and
-        verdict (as this shapefuzz generates them); returns meta's "short_repro"."""
+        verdict (as this shapefuzz generates them); returns meta's "short_repro".
+        keep_check: the very same short form keeps its last check (passed or
+        not); False forgets it, for a check to be made again."""
         d = Path(entry_dir)
         with _locked(d):
             entry = self.load(d)
             scripts, updates = entry_scripts(entry.program, entry.verdict, entry.signature)
             old = entry.meta.get("short_repro") or {}
-            if old.get("checked") and old.get("script") and old.get("script") == updates["short_repro"].get("script"):
+            if keep_check and old.get("checked") and old.get("script") == updates["short_repro"].get("script", "-"):
                 updates.pop("short_repro")  # the very same short form: its check stands
                 if not old.get("reproduces"):
                     scripts["repro.py"] = scripts["harness.py"]
