@@ -23,7 +23,7 @@ import re
 
 from fuzz.judge.backends import backend, compile_kwargs, ModeOptions
 from fuzz.judge.verdict import Outcome, Verdict
-from fuzz.program.codegen import program_lines
+from fuzz.program.codegen import mark_lines, program_lines
 from fuzz.program.ir import Program
 from fuzz.program.layouts import alias_lines, input_expr
 from fuzz.program.quoting import doc_text
@@ -86,21 +86,6 @@ def _input_lines(p: Program) -> list[str]:
         lines.append(f"    {x.name} = {input_expr(x, list(x.shape), f'torch.{x.dtype}, {x.scale!r}, g')}")
         if p.settings.backward and x.dtype in _TOL:  # a leaf with its layout: gradients flow to it
             lines.append(f"    {x.name} = {x.name}.detach().requires_grad_()")
-    return lines
-
-
-def _mark_lines(p: Program) -> list[str]:
-    fn = {"dynamic": "torch._dynamo.mark_dynamic", "maybe_dynamic": "torch._dynamo.maybe_mark_dynamic",
-          "unbacked": "torch._dynamo.decorators.mark_unbacked"}
-    lines = []
-    for x in p.inputs:
-        for d, m in enumerate(x.marks):
-            if m == "static":
-                continue
-            dim = d - len(x.marks) if x.mark_negative else d
-            bounds = x.mark_range.get(str(d)) if m == "dynamic" else None
-            extra = f", min={bounds[0]!r}, max={bounds[1]!r}" if bounds else ""
-            lines.append(f"    {fn[m]}({x.name}, {dim!r}{extra})")
     return lines
 
 
@@ -169,7 +154,7 @@ def short_repro_source(p: Program, v: Verdict, title: str = "") -> str | None:
             "    \"\"\"The inputs of one call: seeded random values, with the dims marked dynamic as in the case.\"\"\""]
     make += _sizes_lines(p, fail)
     make.append(f"    g = torch.Generator().manual_seed({p.seed * 1000!r} + call)")
-    make += _input_lines(p) + _mark_lines(p) + [f"    return [{names}]", "", ""]
+    make += _input_lines(p) + mark_lines(p) + [f"    return [{names}]", "", ""]
     body = body + (_GRADS if p.settings.backward else [])
     run = ["", ""]
     run += [f"torch._dynamo.config.{k} = {val!r}" for k, val in sorted(p.settings.dynamo.items())]
