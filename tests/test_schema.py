@@ -109,3 +109,13 @@ def test_a_reserved_name_is_refused():
         d["ops"][0]["args"] = [name]
         with pytest.raises(ProgramError, match="cannot be a name|is not a Python identifier|identifier"):
             load_program(d)
+
+
+def test_every_drawn_program_fits_the_schema():
+    """A campaign's programs go through the loader in its workers: one the schema refused would be judged
+    INVALID, not run (the CI run that found `interpolate(mode="nearest-exact")` did so)."""
+    from helpers import draw_programs
+
+    for kw in (dict(backend="eager", seed=7), dict(backend="inductor", device="cuda", seed=11)):
+        for p in draw_programs(300, **kw):
+            assert violation(json.loads(p.to_json()), "compiled_program") is None, p.to_json()

@@ -84,3 +84,37 @@ def test_a_failure_of_another_kind_does_not_match():
     d = Verdict(outcome=Outcome.DIVERGENCE, where="output 0")
     assert failure_matches(d, 1, "", "AssertionError: compiled vs eager, divergence at output 0: not close")[0]
     assert not failure_matches(d, 1, "", "AssertionError: compiled vs eager, stride-mismatch at output 0: x")[0]
+
+
+def _corpus_entries():
+    from pathlib import Path
+
+    from fuzz.findings.corpus import Corpus
+
+    root = Path(__file__).resolve().parent.parent / "corpus"
+    return [e for e in Corpus(root).entries() if e.program.device_type() != "xla"]
+
+
+def test_every_corpus_entry_has_a_short_repro_that_is_its_own_and_inlined_in_its_report():
+    from fuzz.findings.scripts import entry_scripts
+
+    entries = _corpus_entries()
+    assert entries
+    for e in entries:
+        info = e.meta.get("short_repro") or {}
+        assert 0 < info.get("lines", 0) <= MAX_LINES, (e.key, info)
+        scripts, _ = entry_scripts(e.program, e.verdict, e.signature)
+        stored = (e.path / "repro.py").read_text()
+        assert stored == scripts["repro.py"], f"{e.key}: repro.py is stale (shapefuzz repro corpus/ rewrites it)"
+        assert code_lines(stored) == info["lines"]
+        assert info.get("reproduces") is True and info.get("checked"), (e.key, info)  # run standalone once
+        body = stored.split('"""', 2)[2].strip()  # the report swaps the docstring's first line only
+        assert body in (e.path / "report.md").read_text(), f"{e.key}: report.md does not inline its repro"
+
+
+def test_the_cpu_corpus_entries_fail_standalone_here():
+    cpu = [e for e in _corpus_entries() if e.program.device_type() == "cpu"]
+    assert cpu
+    for e in cpu:
+        ok, shown, _ = check_short_repro((e.path / "repro.py").read_text(), e.verdict, timeout=300)
+        assert ok, (e.key, shown)
