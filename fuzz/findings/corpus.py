@@ -370,8 +370,8 @@ class Corpus:
             return meta.get("short_repro") or {}
 
     def check_repro(self, entry_dir, *, timeout: float = 600.0) -> dict:
-        """Run the entry's short repro.py standalone in a fresh process: it must fail
-        the way the entry's verdict did. The answer goes under meta.json's
+        """Run the entry's short repro.py standalone in a fresh process, unless this
+        very script was run before: it must fail the way the entry's verdict did. The answer goes under meta.json's
         "short_repro" (checked: when, reproduces, what it showed, the torch that
         ran it); a short form that does not reproduce is replaced by the harness,
         and the entry says why. Entries without a short form, or whose device or
@@ -384,6 +384,8 @@ class Corpus:
         info = dict(entry.meta.get("short_repro") or {})
         if "lines" not in info or info.get("script") != _digest((d / "repro.py").read_text()):
             return info  # no short form, or repro.py is not the one meta describes (`shapefuzz repro` rewrites it)
+        if info.get("checked"):
+            return info  # this very script was run already (a merge that kept the representative, say)
         missing = missing_device(entry.program.settings.device)  # a short form is of a compiled program
         if missing:
             return {**info, "not_checked": missing}
