@@ -382,10 +382,8 @@ class Corpus:
         d = Path(entry_dir)
         entry = self.load(d)
         info = dict(entry.meta.get("short_repro") or {})
-        if "lines" not in info or info.get("script") != _digest((d / "repro.py").read_text()):
-            return info  # no short form, or repro.py is not the one meta describes (`shapefuzz repro` rewrites it)
-        if info.get("checked"):
-            return info  # this very script was run already (a merge that kept the representative, say)
+        if "lines" not in info or info.get("script") != _digest((d / "repro.py").read_text()) or info.get("checked"):
+            return info  # no short form, repro.py not the one meta describes, or this very script was run already
         missing = missing_device(entry.program.settings.device)  # a short form is of a compiled program
         if missing:
             return {**info, "not_checked": missing}
