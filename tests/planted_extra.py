@@ -56,3 +56,22 @@ def refuses_narrow_ints(gm, example_inputs):
                 raise ValueError(f"atomic_add does not support {str(t.dtype).replace('torch.', '')}")
         return gm(*args)
     return run
+
+
+WARM = 6  # graphs a process compiles right before wrong_when_warm turns wrong
+_warm_graphs = 0
+
+
+def wrong_when_warm(gm, example_inputs):
+    """History-dependent: right for the first WARM graphs a process compiles,
+    then a wrong output element in every later one, as a verdict that needs a
+    worker's earlier cases can be. A fresh process running one short program
+    never sees it (tests/test_standalone.py)."""
+    global _warm_graphs
+    _warm_graphs += 1
+    if _warm_graphs <= WARM:
+        return gm.forward
+
+    def run(*args):
+        return planted._corrupt_first(gm(*args))
+    return run

@@ -181,11 +181,14 @@ def run_job(job: Job, remote=None) -> tuple[str, str]:
     """Do one job; (event, detail): done or skipped. Raises on failure. remote: a Ray
     cluster to compute on (fuzz/campaign/ray_followup.py Remote); the corpus is written here."""
     from fuzz.findings.corpus import Corpus
+    from fuzz.findings.standalone import UNCONFIRMED
 
     corpus = Corpus(job.params["corpus"])
     path = corpus.resolve(job.entry)
     if path is None:
         return "skipped", "no such entry in the corpus (removed by hand?)"
+    if path.parent.name == UNCONFIRMED:
+        return "skipped", f"{path.name} is set aside: it does not fail alone in a fresh process"
     if job.type == "sanitize":
         from fuzz.findings.sanitizer import sanitize_entry, write_report
 

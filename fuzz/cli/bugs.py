@@ -24,7 +24,7 @@ def cmd(args) -> int:
     from rich.table import Table
 
     from fuzz.files import write_atomic
-    from fuzz.findings.bugs import bug_rows, markdown
+    from fuzz.findings.bugs import bug_rows, markdown, set_aside_lines
 
     root = Path(args.corpus)
     if not root.is_dir():
@@ -46,6 +46,8 @@ def cmd(args) -> int:
         table.add_row(r.key, escape(r.title), escape(f"{r.status}\n{r.upstream}"), escape(r.versions),
                       f"{r.repro_lines} lines" if r.repro_lines else "harness")
     Console(file=sys.stdout, soft_wrap=False, width=200).print(table)
+    for line in set_aside_lines(root)[:1]:
+        print(line)
     if args.write:
         print(f"wrote {root / 'BUGS.md'}")
     return EXIT_OK

@@ -108,6 +108,18 @@ def bug_rows(corpus_root) -> list[BugRow]:
     return sorted(rows, key=lambda r: (order[r.status], r.device, r.outcome, r.key))
 
 
+def set_aside_lines(corpus_root) -> list[str]:
+    """A paragraph on the corpus's set-aside entries (findings/standalone.py), if it has any."""
+    from fuzz.findings.standalone import unconfirmed
+
+    held = unconfirmed(corpus_root)
+    if not held:
+        return []
+    return [f"{len(held)} more finding(s) did not fail alone in a fresh process (their verdict needed the cases "
+            f"a worker ran before them), so they are no bug to file: set aside in unconfirmed/ "
+            f"({', '.join(p.name for p in held[:8])}{' ...' if len(held) > 8 else ''}).", ""]
+
+
 def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -117,6 +129,7 @@ def markdown(rows: list[BugRow], corpus_root) -> str:
     lines = [f"# Bugs in {corpus_root}", "",
              f"{len(rows)} distinct bugs: {counts[NEW]} new, {counts[KNOWN]} known upstream, {counts[FIXED]} fixed "
              "at the last replay. Written by `shapefuzz bugs --write`; each entry's report.md is ready to file.", "",
+             *set_aside_lines(corpus_root),
              "| bug | title | class | ops | device | status | upstream | versions | repro | report |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:

@@ -61,7 +61,8 @@ from fuzz.findings.scripts import (_apply_meta, _digest, _seen_with, entry_repro
                                    program_digest)  # entry_repro, program_digest: re-exported
 
 FILES = ("program.json", "verdict.json", "signature.json", "env.json", "meta.json", "repro.py")  # harness.py: newer entries
-INDEX = ".index.json"  # hidden: every other name but known_issues.json in a corpus is an entry
+INDEX = ".index.json"  # hidden: every other name but known_issues.json and UNCONFIRMED in a corpus is an entry
+UNCONFIRMED = "unconfirmed"  # entries that do not fail alone in a fresh process (findings/standalone.py)
 _ORIGINALS = ("original_program.json", "original_verdict.json")  # the representative as found
 _LOCK = ".lock"
 _INDEX_LOCK = ".index.lock"
@@ -531,8 +532,8 @@ class Corpus:
         if not self.root.is_dir():
             return
         for d in sorted(self.root.iterdir()):
-            if d.name.startswith(".") or not d.is_dir():
-                continue  # temp dirs of records in flight, files like known_issues.json
+            if d.name.startswith(".") or d.name == UNCONFIRMED or not d.is_dir():
+                continue  # temp dirs of records in flight, files like known_issues.json, set-aside entries
             try:
                 yield self.load(d)
             except CorpusError as e:

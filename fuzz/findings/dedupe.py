@@ -20,6 +20,7 @@ from typing import Callable
 from fuzz.findings.corpus import Corpus, CorpusError, Entry
 from fuzz.findings.shrink import DEFAULT_RERUNS
 from fuzz.findings.signature import minimal_signature, outcome_class
+from fuzz.findings.standalone import UNCONFIRMED, confirm
 from fuzz.kinds import kind_of, report_entry
 
 
@@ -33,10 +34,13 @@ class Settlement:
     onto: str | None = None  # the shrink settled on this known minimal form
     evaluations: int = 0
     reason: str = ""  # why it stays as it is, when it does
+    set_aside: bool = False  # it did not fail alone in a fresh process: moved to unconfirmed/ (standalone.py)
     program: object = field(default=None, repr=False)  # the minimal program (key's), when there is one
     verdict: object = field(default=None, repr=False)  # its verdict
 
     def line(self) -> str:
+        if self.set_aside:
+            return f"{self.source}: set aside in {UNCONFIRMED}/ ({self.reason})"
         if self.key is None:
             return f"{self.source}: left as it is ({self.reason})"
         if self.key == self.source:
@@ -60,6 +64,22 @@ def known_forms(corpus: Corpus, entry: Entry, extra: list | None = None) -> list
                    key=lambda e: -e.hits)
     out = [(e.key, e.program) for e in forms]
     return out + [(k, p) for k, p, v in (extra or []) if like(k, p, v) and k not in {x for x, _ in out}]
+
+
+def _confirm(corpus: Corpus, out: Settlement, path: Path, timeout: float, log) -> bool:
+    """Run the entry's harness alone in a fresh process; set it aside when it
+    passes (fuzz/findings/standalone.py). True when it was set aside."""
+    try:
+        out.path, note = confirm(corpus, path, timeout=timeout)
+    except (OSError, CorpusError) as e:
+        if log:
+            log(f"{path.name} not checked standalone: {e}")
+        return False
+    if note.get("reproduces") is False:
+        out.set_aside, out.key = True, None
+        out.reason += f"; its harness passes alone in a fresh process ({note.get('shown', '')[:120]})"
+        return True
+    return False
 
 
 def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: float = 300.0,
@@ -94,6 +114,8 @@ def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: fl
         out.shrunk_now, out.onto, out.evaluations = True, getattr(res, "onto", None), res.evaluations
         if not res.reproduced or res.verdict is None:
             out.reason = "does not reproduce"
+            if write:
+                _confirm(corpus, out, entry.path, timeout, log)
             return out
         program, verdict = res.program, res.verdict
     sig = minimal_signature(verdict, program)
@@ -106,10 +128,15 @@ def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: fl
     had_report = (entry.path / "report.md").is_file()
     out.path = corpus.rekey(entry.path, sig, size=kind.size)
     try:  # the last step: the short repro must fail standalone as the finding did
-        corpus.check_repro(out.path, timeout=timeout)
+        info = corpus.check_repro(out.path, timeout=timeout)
     except (OSError, CorpusError) as e:
+        info = {}
         if log:
             log(f"short repro of {out.path.name} not checked: {e}")
+    if info.get("reproduces") is False:  # then the whole harness, alone: does the finding stand at all?
+        out.reason = "its short repro passes standalone"
+        if _confirm(corpus, out, out.path, timeout, log):
+            return out
     if had_report and not (out.path / "report.md").is_file():
         try:
             report_entry(out.path)

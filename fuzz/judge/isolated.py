@@ -45,6 +45,15 @@ def child_env(cache_dir: str | None, extra: dict | None = None) -> dict:
     return env
 
 
+def scratch_env(work, extra: dict | None = None) -> dict:
+    """child_env with Inductor and Triton caches of its own under `work` (a
+    scratch dir): the child sees no earlier compile, and writes nothing to the
+    shared /tmp/torchinductor_<user> or ~/.triton."""
+    env = child_env(os.path.join(str(work), "inductor"), extra)
+    env["TRITON_CACHE_DIR"] = os.path.join(str(work), "triton")
+    return env
+
+
 def run_command(cmd: list, *, timeout: float, env: dict, cwd) -> tuple[int | None, str, str]:
     """(returncode or None on timeout, stdout, stderr). The child leads its own
     process group; on timeout the whole group is killed."""

@@ -225,7 +225,7 @@ def failure_matches(v: Verdict, rc: int | None, out: str, err: str) -> tuple[boo
 
 def check_short_repro(src: str, v: Verdict, *, timeout: float = 600.0, python: str | None = None,
                       env: dict | None = None) -> tuple[bool, str, float]:
-    """Run short repro `src` standalone in a fresh process (a scratch dir) and
+    """Run short repro `src` standalone in a fresh process (a scratch dir, empty compile caches) and
     say whether it fails as v did: (matches, what it showed, seconds). What it
     showed ends with its stderr's last lines when it does not match."""
     import sys
@@ -233,13 +233,13 @@ def check_short_repro(src: str, v: Verdict, *, timeout: float = 600.0, python: s
     import time
     from pathlib import Path
 
-    from fuzz.judge.isolated import child_env, run_command
+    from fuzz.judge.isolated import run_command, scratch_env
 
     with tempfile.TemporaryDirectory(prefix="shapefuzz-short-") as work:
         (Path(work) / "repro.py").write_text(src)
         start = time.monotonic()
         rc, out, err = run_command([python or sys.executable, "repro.py"], timeout=timeout,
-                                   env=child_env(None, env), cwd=work)
+                                   env=scratch_env(work, env), cwd=work)
     ok, shown = failure_matches(v, rc, out, err)
     if not ok and err.strip():
         shown += " | stderr: " + " / ".join(ln.strip() for ln in err.strip().splitlines()[-6:])[:600]

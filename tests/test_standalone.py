@@ -1,0 +1,55 @@
+"""A finding that needs the cases a worker ran before it is set aside, not
+filed (fuzz/findings/standalone.py); one that fails alone stays an entry."""
+
+import json
+
+from fuzz.findings.bugs import bug_rows, markdown
+from fuzz.findings.corpus import UNCONFIRMED, Corpus
+from fuzz.findings.dedupe import settle
+from fuzz.findings.replay import entry_dirs
+from fuzz.findings.signature import signature
+from fuzz.findings.standalone import confirm, unconfirmed
+from fuzz.judge.runner import run_case
+
+import planted_extra
+from helpers import program
+
+WARM = "tests.planted_extra:wrong_when_warm"
+
+
+def _record(c, backend, ops=(("add", ["x0", "x0"], {}),)):
+    p = program(list(ops), marks=["dynamic"], sizes={"s0": [3, 5]}, backend=backend)
+    for _ in range(planted_extra.WARM + 2):  # this process warms up: the backend turns wrong
+        v = run_case(p)
+        if v.is_finding:
+            break
+    assert v.is_finding, v.summary()
+    path, new = c.record(p, v, signature(v, p), env={"test": True})
+    assert new
+    return p, v, path
+
+
+def test_a_history_dependent_finding_is_set_aside_and_its_next_hit_counted_there(tmp_path):
+    c = Corpus(tmp_path)
+    p, v, path = _record(c, WARM)
+    s = settle(c, path, time_budget=60, reruns=1)
+    # the shrink reproduced it here (a warm process); its short repro and harness pass alone
+    assert s.set_aside and s.key is None and "fresh process" in s.line(), s.line()
+    (held,) = unconfirmed(tmp_path)
+    assert held.parent.name == UNCONFIRMED and s.path == held
+    meta = json.loads((held / "meta.json").read_text())
+    assert meta["short_repro"]["reproduces"] is False and meta["standalone"]["reproduces"] is False
+    assert list(c.entries()) == [] and entry_dirs(tmp_path) == [] and bug_rows(tmp_path) == []
+    assert "1 more finding(s) did not fail alone" in markdown([], tmp_path)
+    # nothing lost: the same finding again is a hit on the set-aside entry, not a new entry to shrink
+    again, new = c.record(p, v, signature(v, p))
+    assert not new and again == held and json.loads((held / "meta.json").read_text())["hits"] == 2
+
+
+def test_a_finding_that_fails_alone_stays_an_entry(tmp_path):
+    c = Corpus(tmp_path)
+    _, _, path = _record(c, "tests.planted_extra:corrupt_always")
+    where, note = confirm(c, path, timeout=300)
+    assert where == path and note["reproduces"] is True, note
+    assert json.loads((path / "meta.json").read_text())["standalone"]["reproduces"] is True
+    assert unconfirmed(tmp_path) == [] and [e.path for e in c.entries()] == [path]
