@@ -44,6 +44,32 @@ def test_a_history_dependent_finding_is_set_aside_and_its_next_hit_counted_there
     # nothing lost: the same finding again is a hit on the set-aside entry, not a new entry to shrink
     again, new = c.record(p, v, signature(v, p))
     assert not new and again == held and json.loads((held / "meta.json").read_text())["hits"] == 2
+    # another program of the same cause shrinks to the same form, is set aside too, and merges there
+    _, _, other = _record(c, WARM, ops=(("relu", ["x0"], {}),))
+    s2 = settle(c, other, time_budget=60, reruns=1)
+    assert s2.set_aside and s2.path == held and unconfirmed(tmp_path) == [held], s2.line()
+    meta = json.loads((held / "meta.json").read_text())
+    assert meta["hits"] == 3 and other.name in meta["variants"] and c.resolve(other.name) == held
+
+
+def test_a_settle_cut_short_after_its_re_key_does_its_standalone_checks_when_run_again(tmp_path):
+    c = Corpus(tmp_path)
+    _, _, path = _record(c, WARM)
+    s = settle(c, path, time_budget=60, reruns=1)
+    (held,) = unconfirmed(tmp_path)
+    # as if killed between the re-key and the checks: back in place, its checks not done
+    meta = json.loads((held / "meta.json").read_text())
+    meta["short_repro"] = {k: v for k, v in meta["short_repro"].items()
+                           if k not in ("checked", "reproduces", "shown", "full_harness")}
+    meta["short_repro"]["lines"] = 20
+    meta.pop("standalone")
+    (held / "meta.json").write_text(json.dumps(meta))
+    (held / "repro.py").write_text((held / "harness.py").read_text())
+    back = tmp_path / held.name
+    held.rename(back)
+    c.rewrite_scripts(back)  # the short form back as repro.py, unchecked
+    s = settle(c, back, time_budget=60, reruns=1)
+    assert s.set_aside and unconfirmed(tmp_path) == [held] and not back.exists(), s.line()
 
 
 def test_a_finding_that_fails_alone_stays_an_entry(tmp_path):

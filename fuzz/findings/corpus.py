@@ -402,7 +402,7 @@ class Corpus:
             _write_atomic(d / "meta.json", _dumps(meta))
         return info
 
-    def rekey(self, entry_dir, sig: Signature, size: Callable | None = None) -> Path:
+    def rekey(self, entry_dir, sig: Signature, size: Callable | None = None, into: str | None = None) -> Path:
         """Move an entry to signature `sig` (its minimal one) and merge it with
         the entry already there, if any; returns the entry's directory now.
 
@@ -413,10 +413,10 @@ class Corpus:
         absorbed provisional keys to the merged entry, and the old directory
         goes. Every step is idempotent (a variant already there keeps the
         larger hit count), so a merge cut short by a kill is finished by doing
-        it again; both entry locks are held throughout, so no hit is lost."""
-        size = size or (lambda p: len(p.to_json()))
-        src_dir = Path(entry_dir)
-        dst_dir = self.path_of(sig.key)
+        it again; both entry locks are held throughout, so no hit is lost.
+        `into`: merge into this existing entry (a path in the corpus) instead."""
+        size, target = size or (lambda p: len(p.to_json())), into or sig.key
+        src_dir, dst_dir = Path(entry_dir), self.root / target
         if src_dir == dst_dir:
             with _locked(src_dir):
                 e = self.load(src_dir)
@@ -429,7 +429,7 @@ class Corpus:
                 self._create_from(src, sig)  # a new directory, complete, renamed into place (or already there)
             with _locked(dst_dir):
                 self._merge_into(src, self.load(dst_dir), size)
-            self._update_index({**{k: sig.key for k in src.variants}, src.key: sig.key})
+            self._update_index({**{k: target for k in src.variants}, src.key: target})
             trash = self.root / f".trash-{src.key}-{os.getpid()}"
             os.rename(src_dir, trash)
             _fsync_dir(self.root)

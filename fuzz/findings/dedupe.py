@@ -82,6 +82,22 @@ def _confirm(corpus: Corpus, out: Settlement, path: Path, timeout: float, log) -
     return False
 
 
+def _check_standalone(corpus: Corpus, out: Settlement, timeout: float, log) -> bool:
+    """The last step: the short repro must fail standalone as the finding did;
+    when it does not, the whole harness runs alone (_confirm). True when the
+    entry was set aside."""
+    try:
+        info = corpus.check_repro(out.path, timeout=timeout)
+    except (OSError, CorpusError) as e:
+        info = {}
+        if log:
+            log(f"short repro of {out.path.name} not checked: {e}")
+    if info.get("reproduces") is not False:
+        return False
+    out.reason = "its short repro passes standalone"
+    return _confirm(corpus, out, out.path, timeout, log)
+
+
 def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: float = 300.0,
            reruns: int = DEFAULT_RERUNS, reshrink: bool = False, write: bool = True, extra_forms: list | None = None,
            log: Callable[[str], None] | None = None, shrinker: Callable | None = None) -> Settlement:
@@ -100,6 +116,8 @@ def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: fl
             out.key, out.merged = sig.key, corpus.path_of(sig.key).is_dir()
             if write:
                 out.path = corpus.rekey(entry.path, sig, size=kind_of(entry.program).size)
+        if write:  # a settle cut short after its re-key has its standalone checks still to do
+            _check_standalone(corpus, out, timeout, log)
         return out
     program, verdict = entry.program, entry.verdict
     kind = kind_of(program)
@@ -127,16 +145,8 @@ def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: fl
         return out
     had_report = (entry.path / "report.md").is_file()
     out.path = corpus.rekey(entry.path, sig, size=kind.size)
-    try:  # the last step: the short repro must fail standalone as the finding did
-        info = corpus.check_repro(out.path, timeout=timeout)
-    except (OSError, CorpusError) as e:
-        info = {}
-        if log:
-            log(f"short repro of {out.path.name} not checked: {e}")
-    if info.get("reproduces") is False:  # then the whole harness, alone: does the finding stand at all?
-        out.reason = "its short repro passes standalone"
-        if _confirm(corpus, out, out.path, timeout, log):
-            return out
+    if _check_standalone(corpus, out, timeout, log):
+        return out
     if had_report and not (out.path / "report.md").is_file():
         try:
             report_entry(out.path)

@@ -64,15 +64,13 @@ def set_aside(corpus: Corpus, entry_dir) -> Path:
     dst_root = corpus.root / UNCONFIRMED
     dst_root.mkdir(exist_ok=True)
     dst = dst_root / src.name
+    target = f"{UNCONFIRMED}/{src.name}"
+    if dst.is_dir():  # this cause was set aside before: merge into it (hits and variants add up)
+        return corpus.rekey(src, corpus.load(src).signature, into=target)
     with _locked(src):
         entry = corpus.load(src)
-        if dst.exists():  # set aside before: the older copy gives way
-            import shutil
-
-            shutil.rmtree(dst)
         os.rename(src, dst)
         fsync_dir(corpus.root)
-    target = f"{UNCONFIRMED}/{src.name}"
     corpus._update_index({**{k: target for k in entry.variants}, src.name: target})
     return dst
 
@@ -83,15 +81,21 @@ def confirm(corpus: Corpus, entry_dir, *, timeout: float = 600.0) -> tuple[Path,
     (where the entry is now, the note)."""
     import torch
 
+    from fuzz.findings.scripts import program_digest
     from fuzz.kinds import kind_of
 
     d = Path(entry_dir)
     entry = corpus.load(d)
+    digest = program_digest(entry.program)
+    last = entry.meta.get("standalone") or {}
+    if last.get("program") == digest and last.get("reproduces") is not None:
+        return d, last  # this very program was run alone before
     missing = kind_of(entry.program).unavailable(entry.program)
     if missing:
         return d, {"not_checked": missing}
     fails, shown = run_harness(entry, timeout=timeout)
-    note = {"checked": _now(), "reproduces": fails, "shown": shown[:600], "torch": torch.__version__}
+    note = {"checked": _now(), "reproduces": fails, "shown": shown[:600], "torch": torch.__version__,
+            "program": digest}
     corpus.set_meta(d, "standalone", note)
     if fails is False:
         d = set_aside(corpus, d)
