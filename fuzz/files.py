@@ -56,3 +56,58 @@ def write_atomic(path, text: str) -> None:
 def dumps(obj) -> str:
     """JSON as the corpus stores it: indented, sorted keys (stable diffs), a final newline."""
     return json.dumps(obj, indent=2, sort_keys=True) + "\n"
+
+
+def check_writable_dir(path) -> None:
+    """Whether directory `path` can be written, or made: a probe file is
+    written and removed in it, or in its nearest existing ancestor when it is
+    missing (nothing is created; a permission check would pass for root on a
+    read-only mount). Raises OSError saying why not."""
+    import errno
+    import tempfile
+
+    d = os.path.abspath(path)
+    while not os.path.exists(d):
+        d = os.path.dirname(d)
+    if not os.path.isdir(d):
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), d)
+    fd, probe = tempfile.mkstemp(prefix=".probe-", dir=d)
+    os.close(fd)
+    os.unlink(probe)
+
+
+def tree_bytes(path) -> int:
+    """Bytes of the files under `path` (0 when it is missing); files that go
+    while it counts are skipped (a campaign may be running there)."""
+    total, stack = 0, [str(path)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for e in it:
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            stack.append(e.path)
+                        elif e.is_file(follow_symlinks=False):
+                            total += e.stat(follow_symlinks=False).st_blocks * 512
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return total
+
+
+def disk_use(state_dir) -> dict:
+    """A state dir's bytes on disk, its workers' compile caches among them,
+    and the free bytes of its filesystem (for `stats`)."""
+    st = os.statvfs(state_dir)
+    return {"state_dir_bytes": tree_bytes(state_dir),
+            "worker_caches_bytes": tree_bytes(os.path.join(state_dir, "workers")),
+            "free_bytes": st.f_bavail * st.f_frsize}
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"

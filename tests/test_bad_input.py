@@ -136,6 +136,23 @@ def test_run_with_a_corrupt_known_issues_file_writes_nothing(tmp_path):
     assert not (tmp_path / "st").exists() and snapshot(corpus) == before
 
 
+@pytest.mark.parametrize("where", ["under a file", "in /proc", "read-only"])
+def test_run_with_a_corpus_it_cannot_write_stops_at_start(tmp_path, where):
+    if where == "under a file":
+        (tmp_path / "file").write_text("")
+        corpus = tmp_path / "file" / "corpus"
+    elif where == "in /proc":
+        corpus = Path("/proc/shapefuzz-test-corpus")
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes into a read-only directory")
+        corpus = tmp_path / "ro"
+        corpus.mkdir(mode=0o555)
+    r = shapefuzz("run", "--backend", "eager", "--workers", "0", "--state", tmp_path / "st", "--corpus", corpus)
+    bad_input(r, "corpus", "cannot be written")
+    assert not (tmp_path / "st").exists()
+
+
 # -- run: the state dir ----------------------------------------------------------
 
 def run_state(tmp_path, *extra):
@@ -188,9 +205,16 @@ def test_a_torn_last_line_is_not_corruption(campaign, tmp_path):
     st = copy_state(campaign, tmp_path)
     with open(st / "cases.jsonl", "a") as f:
         f.write('{"i": 7, "outc')
+    (st / "workers").mkdir(exist_ok=True)
+    (st / "workers" / "blob").write_bytes(b"x" * 200_000)
     r = shapefuzz("stats", st, "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["cases"] == 1
+    s = json.loads(r.stdout)
+    assert s["cases"] == 1
+    # the disk use: a worker cache's bytes are counted in it and in the state dir's
+    assert s["disk"]["worker_caches_bytes"] >= 200_000 and s["disk"]["state_dir_bytes"] > s["disk"]["worker_caches_bytes"]
+    assert s["disk"]["free_bytes"] > 0
+    (st / "workers" / "blob").unlink()
     r = run_state(tmp_path, "--max-cases", "2")
     assert r.returncode == 0, r.stderr
     assert [json.loads(line)["i"] for line in (st / "cases.jsonl").read_text().splitlines()] == [0, 1]

@@ -103,6 +103,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     counts the follow-ups still pending); then, with `wait`, the follow-ups
     are finished (Ctrl-C stops them, to be resumed), else stopped and left
     pending for `shapefuzz followup` or a rerun."""
+    from fuzz.files import check_writable_dir
     from fuzz.findings.corpus import Corpus
     from fuzz.findings.known import KnownIssues
     from fuzz.campaign.progress import Progress
@@ -118,6 +119,11 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     if cfg.known_issues and not os.path.exists(cfg.known_issues):
         raise StateError(f"no known-issues file {cfg.known_issues}")
     known = KnownIssues.load(known_path) if os.path.exists(known_path) else None
+    try:  # now, not at the first finding hours in
+        check_writable_dir(cfg.corpus_dir)
+    except OSError as e:
+        raise StateError(f"corpus {cfg.corpus_dir} cannot be written: {e.strerror or e}"
+                         f"{' (' + e.filename + ')' if getattr(e, 'filename', None) else ''}") from None
     kind = cfg.kind()
     cluster = None
     if cfg.ray is not None:  # joined before the state dir is opened: a cluster that cannot be had writes nothing
@@ -131,6 +137,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
             cluster.close()
         raise
     state.corpus_dir = os.path.abspath(cfg.corpus_dir)
+    os.makedirs(state.corpus_dir, exist_ok=True)  # checked above that it can be
     if strategy is None:
         strategy = kind.strategy(cfg)
     progress = progress or Progress()

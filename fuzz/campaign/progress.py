@@ -40,6 +40,12 @@ def summary_table(s: dict):
             line += f"\nfinish them: shapefuzz followup {s['state_dir']} (or rerun the same command)"
         t.add_row("follow-ups", line)
     t.add_row("worker restarts", _fmt_counts({k: v for k, v in s["restarts"].items() if v}))
+    if s.get("disk"):
+        from fuzz.files import human_bytes
+
+        d = s["disk"]
+        t.add_row("disk", f"state dir {human_bytes(d['state_dir_bytes'])} (worker compile caches "
+                          f"{human_bytes(d['worker_caches_bytes'])}); {human_bytes(d['free_bytes'])} free there")
     if s.get("nodes"):
         t.add_row("ray nodes", nodes_text(s["nodes"]))
     return t

@@ -22,5 +22,8 @@ def cmd(args) -> int:
     except StateError as e:
         error(str(e))
         return EXIT_BAD_INPUT
+    from fuzz.files import disk_use
+
+    summary["disk"] = disk_use(args.state_dir)
     print_summary(summary, as_json=args.json)
     return EXIT_OK
