@@ -352,14 +352,21 @@ def test_minimal_signature_names_what_the_shrunk_program_needs():
     assert not signature(value(), p).minimal and signature(value(), p).key != m.key
 
 
-def test_minimal_signature_of_an_exception_keeps_its_message():
+def test_minimal_signature_of_an_exception_is_its_message_and_frame_whatever_the_shrink_kept():
     from fuzz.findings.signature import minimal_signature
 
     p = program(("pad", {"mode": "constant", "pad": [1, 1], "value": 0.0}))
+    q = program(("relu", {}), ("sum", {"dim": [0], "keepdim": True}))
     v = err(SEED, frames=SEED_FRAMES)
     m = minimal_signature(v, p)
-    assert m.text.startswith(signature(v).text + " | needs: pad(mode=constant) | ")
+    assert m.text == signature(v).text + " | device: cpu" and m.minimal and m.key != signature(v).key
+    # two shrinks of one bug that kept other ops: one key
+    assert minimal_signature(v, q).key == m.key
     assert minimal_signature(err("CUDA error: an illegal memory access was encountered"), p).key != m.key
+    # a bare message does not name the bug: the shrunk program's parts do
+    bare = err("boom")
+    assert " | needs: pad(mode=constant) | " in minimal_signature(bare, p).text
+    assert minimal_signature(bare, p).key != minimal_signature(bare, q).key
 
 
 def test_relaxed_bucket_admits_the_neutral_family():

@@ -25,8 +25,10 @@ anything the key names are different bugs. Two classes are keyed by what
 went wrong rather than by the program around it: a stride mismatch by how
 the strides differ (padded, dim order, denser than eager's view) and the op
 families, and a finding of a program with a data-dependent op by those ops.
-Dtype names in messages are masked like numbers: one refusal of int8, int16
-and uint8 is one bug.
+An exception whose message says what went wrong is keyed by that message,
+its type and innermost frame and the device, as found: two shrinks of one
+such bug may keep different ops. Dtype names in messages are masked like
+numbers: one refusal of int8, int16 and uint8 is one bug.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ from fuzz.judge.verdict import Outcome, Verdict
 from fuzz.program.ir import NEUTRAL_BINARY_FAMILY, NEUTRAL_FAMILY
 
 # Bump when the bucketing changes, so old corpus entries can be re-bucketed.
-VERSION = 2  # 2: dtype names masked; strides and data-dependent programs keyed by what went wrong
+VERSION = 3  # 2: dtype names masked; strides and data-dependent programs keyed by what went wrong;
+# 3: an exception that names the bug keyed by its message and frame, not by the shrunk program
 
 _VALUE_OUTCOMES = frozenset({Outcome.DIVERGENCE, Outcome.NONFINITE, Outcome.SHAPE, Outcome.DTYPE,
                              Outcome.STRIDE, Outcome.RECOMPILE, Outcome.GRADIENT, Outcome.INPUT_MUTATION,
@@ -312,6 +315,8 @@ def minimal_signature(verdict: Verdict, program) -> Signature:
     always gives the same key. Its text never equals a provisional one
     ("needs:" against "families:", or more fields), so the keys do not clash."""
     what = f"{outcome_class(verdict)} | input" if aliases_input(verdict) else _what(verdict)
+    if named_by_message(verdict):  # the exception names the bug: not the parts a shrink happened to keep
+        return Signature.of_text(f"{what} | device: {program.device_type()}", minimal=True)
     data_ops = _data_ops(program)
     if data_ops:  # the data-dependent ops and what went wrong, not the program around them
         parts = f"data: {' > '.join(data_ops)}"
@@ -320,6 +325,18 @@ def minimal_signature(verdict: Verdict, program) -> Signature:
     else:
         parts = " | ".join(f"{k}: {v}" for k, v in program.minimal_parts().items())
     return Signature.of_text(f"{what} | {parts} | device: {program.device_type()}", minimal=True)
+
+
+def named_by_message(verdict: Verdict) -> bool:
+    """An exception whose masked message says what went wrong (three words or
+    more): its type, message and innermost frame are the bug, whatever
+    program raised it. Two shrinks of one such bug often keep different ops
+    (a shrink is cut short, or either of two ops can raise it), and a
+    minimal key naming those would split it. Crashes, hangs and bare
+    messages keep the program's parts."""
+    if verdict.outcome not in (Outcome.COMPILED_ERROR, Outcome.EAGER_ERROR):
+        return False
+    return len(re.findall(r"[A-Za-z]{2,}", normalize_message(verdict.message))) >= 3
 
 
 def _data_ops(program) -> list:
