@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 from fuzz.findings.report_parts import affected_text, duplicate_search, program_stamp
+from fuzz.findings.trace import trace_text
 from fuzz.program.ir import Program
 from fuzz.judge.backends import BACKENDS
 from fuzz.judge.verdict import Outcome, Stage, Verdict
@@ -556,6 +557,9 @@ def render_compiled(entry) -> str:
     parts += ["### Error logs", ""]
     parts += [_fence(log), ""] if log else ["No error is raised: the compiled function returns the wrong result "
                                             "described above.", ""]
+    trace = trace_text(entry)
+    if trace:
+        parts += ["#### Trace", "", trace, ""]
     affected = affected_text(entry, scrub)
     if affected:
         parts += ["#### Affected releases", "", affected, ""]
