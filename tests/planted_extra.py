@@ -75,3 +75,19 @@ def wrong_when_warm(gm, example_inputs):
     def run(*args):
         return planted._corrupt_first(gm(*args))
     return run
+
+
+def disk_full_while_marked(gm, example_inputs):
+    """Raises ENOSPC, as a compiler that cannot write its cache does, while the
+    file named by SHAPEFUZZ_TEST_DISK_FULL exists; else runs the graph as is
+    (tests/test_disk.py: the campaign stops, then resumes with nothing lost)."""
+    import errno
+    import os
+
+    marker = os.environ.get("SHAPEFUZZ_TEST_DISK_FULL")
+
+    def run(*args):
+        if marker and os.path.exists(marker):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/tmp/torchinductor_test/cache")
+        return gm(*args)
+    return run

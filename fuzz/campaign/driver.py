@@ -6,15 +6,17 @@ sanitizer: fuzz/campaign/followup.py) and keep resumable state
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import asdict, dataclass, field
 
+from fuzz.campaign.disk import (DiskFull, cache_shares, compile_env, default_cache_limit, disk_full, followup_env,
+                                is_disk_full)
 from fuzz.campaign.followup import FollowUps
 from fuzz.campaign.generate import generate
-from fuzz.findings.sanitizer import wants_sanitizer
+from fuzz.campaign.recorder import Recorder
 from fuzz.campaign.state import CampaignState, StateError
-from fuzz.judge.verdict import Verdict
 
 
 # The per-case time limit `shapefuzz run` gives by device type (else 300 s). A hang
@@ -49,6 +51,7 @@ class CampaignConfig:
     shrink: bool = True  # shrink each new corpus entry (then re-key and merge it) beside the campaign
     shrink_budget: float = 300.0  # seconds per entry
     triage: bool = True  # ablate each new entry (after its shrink) beside the campaign
+    cache_limit: int | None = None  # bytes of compile caches (None: disk.DEFAULT_FRACTION of the free space)
 
     def identity(self) -> dict:
         """What must match to resume a state dir (not limits or resources)."""
@@ -107,7 +110,6 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     from fuzz.findings.corpus import Corpus
     from fuzz.findings.known import KnownIssues
     from fuzz.campaign.progress import Progress
-    from fuzz.findings.signature import Signature, signature
 
     # everything read and checked before the state dir is opened (and written)
     if os.path.exists(cfg.corpus_dir) and not os.path.isdir(cfg.corpus_dir):
@@ -142,15 +144,13 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
         strategy = kind.strategy(cfg)
     progress = progress or Progress()
     result = CampaignResult(summary={})
-    programs_by_case: dict[int, object] = {}
-    origin = os.path.abspath(cfg.state_dir)
-    params = {"corpus": state.corpus_dir, "budget": cfg.shrink_budget, "timeout": cfg.timeout}
-
-    def job_types(v) -> list:
-        # sanitizer first: it runs the entry's repro as found, before shrinking rewrites it
-        types = ["sanitize"] if cfg.sanitize and cfg.on_cuda() and wants_sanitizer(v.message) else []
-        types += ["shrink"] if cfg.shrink else []
-        return types + (["triage"] if cfg.triage and kind.triage is None else [])  # of the shrunk program
+    limit = cfg.cache_limit or default_cache_limit(cfg.state_dir)
+    workers_share, followup_share = cache_shares(limit, cfg.workers or 1)
+    compiling = compile_env(limit)
+    # the follow-up runner: caches and scratch under the state dir, its share of the limit
+    followups = FollowUps(cfg.state_dir, ray=cluster.gcs if cluster is not None else None,  # with Ray: jobs there
+                          env={**followup_env(cfg.state_dir, followup_share), **compiling})
+    rec = Recorder(cfg, kind, state, corpus, known, followups, progress, result)
 
     def cases():
         start = state.generation_start()  # a resume draws from the batch of its first unjudged case
@@ -162,12 +162,10 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                 return
             if i in state.done:
                 continue
-            programs_by_case[i] = p
+            rec.programs[i] = p
             yield i, p.to_dict()
 
     pool = None
-    confirmed: set = set()  # signature keys of findings judged here: a later finding of one is not rerun
-    followups = FollowUps(cfg.state_dir, ray=cluster.gcs if cluster is not None else None)  # with Ray: jobs there
     followups.poll()  # resume what an earlier session left pending
     try:
         if cluster is not None:
@@ -189,49 +187,18 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
 
         pool = WorkerPool(workers=cfg.workers, devices=cfg.devices, workers_per_gpu=cfg.workers_per_gpu,
                           timeout=cfg.timeout, workdir=os.path.join(cfg.state_dir, "workers"), kind=kind,
-                          recycle_after=kind.recycle_after, env=kind.worker_env(), similar=kind.similar_key)
-        pool.confirmed = confirmed
+                          recycle_after=kind.recycle_after, env={**(kind.worker_env() or {}), **compiling},
+                          similar=kind.similar_key, cache_limit=workers_share)
+        pool.confirmed = rec.confirmed
         results = pool.run(cases())
     else:
-        results = kind.in_process(cases(), confirmed=confirmed)
+        results = kind.in_process(cases(), confirmed=rec.confirmed)
     last_save = 0.0
     restarts_before = state.restarts.copy()
     try:
         with progress:
             for i, vd, info in results:
-                p = programs_by_case.pop(i)
-                if info.get("program"):  # the standalone form of a history-dependent finding
-                    from fuzz.program.loading import load_program
-
-                    p = load_program(info["program"])
-                v = Verdict.from_dict(vd)
-                if v.is_finding:
-                    sig = signature(v, p)
-                    confirmed.add(sig.key)  # a finding verdict held on its rerun (else it is FLAKY)
-                    rule = known.match(sig, v, p) if known else None
-                    held = corpus.resolve(sig.key) if known and rule is None else None
-                    if held is not None and held.name != sig.key:  # a rule may name the merged entry's key
-                        rule = known.match(Signature(held.name, ""), v, p)
-                    entry, is_new = (None, False)
-                    if i not in state.finding_cases and rule is None:
-                        # env.json: where it was judged (a Ray node), not where it was generated
-                        uncounted = len(corpus.uncounted)
-                        path, is_new = corpus.record(p, v, sig, origin=origin, env=info.get("env") or None)
-                        if len(corpus.uncounted) > uncounted:  # once per entry
-                            progress.note(f"warning: {corpus.uncounted[path]}")
-                        entry = str(path)
-                        if is_new:
-                            result.new_entries.append(entry)
-                        # a kill between making the entry and queueing its jobs: queue them on the rerun
-                        if is_new or (path.name == sig.key and not followups.known(sig.key)
-                                      and corpus.origin(path) == origin):
-                            followups.queue(sig.key, job_types(v), params)
-                    known_as = rule.name if rule else None
-                    if state.record_finding(i, v.outcome.value, sig.key, sig.text, known_as, entry, is_new) and (
-                            is_new or rule):
-                        tag = f"known ({known_as})" if rule else "NEW"
-                        progress.note(f"[{i}] {tag} {v.summary()[:300]}" + (f"\n      -> {entry}" if is_new else ""))
-                state.record_case(i, vd, info.get("wall"), sync=v.is_finding, node=info.get("node"))
+                rec.take(i, vd, info)
                 if pool is not None:
                     state.restarts = restarts_before + pool.restarts
                 if cluster is not None:
@@ -258,11 +225,20 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     except KeyboardInterrupt:
         result.interrupted = True
         followups.stop()
+    except OSError as e:  # a write of the state dir or the corpus
+        if not is_disk_full(e):
+            raise
+        followups.stop()
+        raise disk_full(f"{e.filename or 'a write'}: {e.strerror}") from None
+    except DiskFull:
+        followups.stop()
+        raise
     finally:
         if pool is not None:
             pool.close()
         state.followups = followups.counts()
-        state.save()
+        with contextlib.suppress(OSError):  # a full disk: the logs hold everything a resume needs
+            state.save()
         state.close()
         if cluster is not None:
             cluster.close()

@@ -282,6 +282,10 @@ def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_
     if lock is None:
         log("another follow-up runner holds this state dir")
         return None
+    if os.environ.get("TORCHINDUCTOR_CACHE_DIR", "").startswith(os.path.abspath(state_dir) + os.sep):
+        from fuzz.campaign.disk import reset_followup_cache
+
+        reset_followup_cache(state_dir)  # what a runner before this one (killed, or over its share) left
     jobs = JobLog(state_dir)
     remote = None
     if ray is not None:
@@ -345,6 +349,11 @@ def _one_at_a_time(jobs: JobLog, *, linger: float, max_jobs: int, log, switch: b
         jobs.append(job.id, event, detail=detail[:1000])
         ran += 1
         idle_since = time.monotonic()
+        from fuzz.campaign.disk import over_share
+
+        if over_share(os.path.dirname(jobs.path)):  # the next runner starts with empty caches
+            log("--- the follow-ups' caches are over their share of the cache limit: a fresh runner goes on")
+            break
     return ran, False
 
 
@@ -353,8 +362,12 @@ def _one_at_a_time(jobs: JobLog, *, linger: float, max_jobs: int, log, switch: b
 class FollowUps:
     """Queues jobs and keeps one runner process on them, within their timeouts."""
 
-    def __init__(self, state_dir: str, ray: str | None = None):
+    def __init__(self, state_dir: str, ray: str | None = None, env: dict | None = None):
+        from fuzz.campaign.disk import followup_env
+
         self.state_dir = state_dir
+        # the runner's caches and scratch dir under the state dir (disk.py), and its share of the cache limit
+        self.env = env if env is not None else followup_env(state_dir, None)
         self.ray = ray  # a Ray cluster's address: the runner computes the jobs there (and enforces their timeouts)
         self.log = JobLog(state_dir).refresh()
         self.log_path = os.path.join(state_dir, "followup.log")
@@ -404,7 +417,7 @@ class FollowUps:
                 [sys.executable, "-m", "fuzz.campaign.followup", self.state_dir]
                 + ([] if self.draining else ["--linger", str(LINGER)]) + (["--ray", self.ray] if self.ray else []),
                 stdin=subprocess.DEVNULL if self.draining else subprocess.PIPE, stdout=out,
-                stderr=subprocess.STDOUT, start_new_session=True)
+                stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **self.env})
 
     def _kill(self) -> None:
         if self.proc is not None:

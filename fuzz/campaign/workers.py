@@ -75,6 +75,8 @@ def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: boo
     else:
         prepare, evaluate = kind.prepare_worker, kind.evaluate
     prepare()
+    share = int(env["SHAPEFUZZ_CACHE_SHARE"]) if env.get("SHAPEFUZZ_CACHE_SHARE") else None
+    from fuzz.campaign.disk import cache_bytes
     conn.send(("ready", os.getpid()))
     while True:
         try:
@@ -86,6 +88,8 @@ def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: boo
         token, program, confirmed = msg
         start = time.perf_counter()
         verdict, error, extra = evaluate(program, rerun=rerun, check_strides=check_strides, confirmed=confirmed)
+        if share is not None:  # measured here, not in the parent's event loop
+            extra = dict(extra or {}, cache_bytes=cache_bytes(env))
         conn.send(("result", token, verdict, time.perf_counter() - start, error, extra))
         sys.stdout.flush()
         sys.stderr.flush()
@@ -174,8 +178,11 @@ class WorkerPool:
                  workers_per_gpu: int | None = None, timeout: float = 300.0, recycle_after: int | None = 200,
                  workdir: str | None = None, *, rerun: bool = True, check_strides: bool = True,
                  start_timeout: float = 180.0, threads: int | None = None, env: dict | None = None, kind=None,
-                 similar=None):
+                 similar=None, cache_limit: int | None = None):
         self.kind = kind
+        # bytes of compile caches (and scratch files) all workers may keep: each its share; one over it
+        # is replaced after its case, and its caches emptied (an emptied cache only costs recompiles)
+        self.cache_limit = cache_limit
         self.similar = similar  # program dict -> key of programs alike, or None (kind.similar_key)
         self._hung: dict = {}  # key -> the case that hung with it
         # signature keys of findings that held on a rerun: another finding of one is judged once
@@ -193,6 +200,9 @@ class WorkerPool:
         self._own_workdir = workdir is None
         self.workdir = os.path.abspath(workdir or tempfile.mkdtemp(prefix="shapefuzz-pool-"))
         os.makedirs(self.workdir, exist_ok=True)
+        # the workers' scratch dir (TMPDIR): what a killed pool left is of no use
+        self.tmpdir = os.path.join(self.workdir, "tmp")
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
         self._env = dict(env or {})
         if threads:  # explicit: over the sizing's share and the user's environment
             self._env.setdefault("OMP_NUM_THREADS", str(threads))
@@ -204,7 +214,7 @@ class WorkerPool:
         self._pending: deque = deque()  # (case_id, program dict, timeout, similar key)
         self._done: deque = deque()  # results not yet handed out
         self._start_failures = Counter()
-        self.restarts = Counter({"crash": 0, "hang": 0, "cuda": 0, "recycle": 0})
+        self.restarts = Counter({"crash": 0, "hang": 0, "cuda": 0, "recycle": 0, "cache": 0})
         self.completed = 0
         self._closed = False
         self._workers: list[_Worker] = []
@@ -322,6 +332,7 @@ class WorkerPool:
             self._kill(w)
         self._workers = []
         _live_pools.discard(self)
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
         if self._own_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -333,15 +344,27 @@ class WorkerPool:
 
     # -- workers ------------------------------------------------------------
 
-    def _spawn(self, slot: int) -> _Worker:
+    def share(self) -> int | None:
+        """The bytes of caches one worker may keep (None: no limit)."""
+        return None if self.cache_limit is None else max(1, self.cache_limit // max(1, self.workers))
+
+    def _spawn(self, slot: int, empty_caches: bool = False) -> _Worker:
         device = self.devices[slot % len(self.devices)] if self.devices else None
         home = os.path.join(self.workdir, f"w{slot}")
+        # everything a worker and its compiler subprocesses write lives under its home: nothing in the
+        # shared /tmp/torchinductor_<user>, ~/.triton or /tmp, and a kill leaves nothing outside the state dir
         env = dict(self._env,
                    TORCHINDUCTOR_CACHE_DIR=os.path.join(home, "inductor"),
-                   TRITON_CACHE_DIR=os.path.join(home, "triton"))
+                   TRITON_CACHE_DIR=os.path.join(home, "triton"),
+                   TMPDIR=self.tmpdir)  # shared: Inductor's precompiled C++ header (~150 MB) is made there once
+        if self.cache_limit is not None:
+            env["SHAPEFUZZ_CACHE_SHARE"] = str(self.share())
         if device is not None:
             env["CUDA_VISIBLE_DEVICES"] = str(device)
-        for d in (env["TORCHINDUCTOR_CACHE_DIR"], env["TRITON_CACHE_DIR"]):
+        if empty_caches:
+            for d in (env["TORCHINDUCTOR_CACHE_DIR"], env["TRITON_CACHE_DIR"]):
+                shutil.rmtree(d, ignore_errors=True)
+        for d in (env["TORCHINDUCTOR_CACHE_DIR"], env["TRITON_CACHE_DIR"], env["TMPDIR"]):
             os.makedirs(d, exist_ok=True)
         log_path = os.path.join(home, "stderr.log")
         open(log_path, "w").close()  # the previous worker's tail has been read by now
@@ -373,7 +396,7 @@ class WorkerPool:
                 w.proc.join(2)
         self._kill(w)
         if not self._closed:
-            self._workers[w.slot] = self._spawn(w.slot)
+            self._workers[w.slot] = self._spawn(w.slot, empty_caches=cause == "cache")
 
     # -- scheduling -----------------------------------------------------------
 
@@ -494,6 +517,9 @@ class WorkerPool:
         cause = replace_cause(verdict) or extra.get("restart")
         if cause is None and self.recycle_after and w.cases >= self.recycle_after:
             cause = "recycle"
+        share = self.share()
+        if cause is None and share is not None and extra.get("cache_bytes", 0) > share:
+            cause = "cache"
         more = {"program": extra["program"]} if extra.get("program") else {}
         self._complete(w, job, verdict, wall=wall, error=error, restart=cause, **more)
         if cause:

@@ -39,8 +39,30 @@ def _allow_backends(args) -> None:
     allow_modules(list(args.allow_backend) + ([named.partition(":")[0]] if named and ":" in named else []))
 
 
+def _leave_tmp_as_found() -> None:
+    """Importing torch._inductor.config makes an empty /tmp/torchinductor_<user>: where this run made
+    it and nothing was written there, it goes at exit (what shapefuzz compiles writes under its own dirs)."""
+    import atexit
+    import contextlib
+    import getpass
+    import os
+    import tempfile
+
+    try:
+        d = os.path.join(tempfile.gettempdir(), f"torchinductor_{getpass.getuser()}")
+    except (KeyError, OSError):
+        return
+    def tidy():
+        with contextlib.suppress(OSError):  # not empty (another process wrote there): left as it is
+            os.rmdir(d)
+
+    if not os.path.exists(d):
+        atexit.register(tidy)
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    _leave_tmp_as_found()
     try:
         _allow_backends(args)
         return args.fn(args)

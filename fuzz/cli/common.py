@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT = 0, 1, 2
@@ -31,6 +32,19 @@ def parse_duration(text: str) -> float:
     if not math.isfinite(seconds) or seconds <= 0:
         raise argparse.ArgumentTypeError(f"a duration must be positive and finite, got {text!r}")
     return seconds
+
+
+def parse_size(text: str) -> int:
+    """'20MB', '1.5GB', '500k', '4096' (bytes) -> bytes (positive). Decimal units, as `stats` prints them."""
+    units = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
+             "t": 10**12, "tb": 10**12}
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", text)
+    if not m or m.group(2).lower() not in units:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 20MB, 5GB)")
+    n = int(float(m.group(1)) * units[m.group(2).lower()])
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"a size must be positive, got {text!r}")
+    return n
 
 
 def count(minimum: int):

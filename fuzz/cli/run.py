@@ -6,7 +6,7 @@ import os
 import sys
 
 from fuzz.cli.common import (EXIT_BAD_INPUT, EXIT_BUG, EXIT_OK, count, device_arg, error, missing_device,
-                             parse_duration, unknown_backend)
+                             parse_duration, parse_size, unknown_backend)
 
 DEFAULT_MAX_CASES = 20  # when neither --max-cases nor --time is given
 
@@ -55,6 +55,9 @@ def add_parser(subparsers):
     r.add_argument("--no-sanitize", dest="sanitize", action="store_false",
                    help="CUDA: do not re-run memory-error findings under compute-sanitizer")
     r.add_argument("--shrink-budget", type=parse_duration, default=300.0, help="per new entry (default 300s)")
+    r.add_argument("--cache-limit", type=parse_size, default=None, metavar="SIZE",
+                   help="bound the compile caches of workers and follow-ups, e.g. 20MB, 10GB (default: 40%% of "
+                   "the free space of the state dir's disk); a worker over its share is replaced, its caches emptied")
     r.add_argument("--no-wait", dest="wait", action="store_false",
                    help="exit once the cases are done, leaving follow-ups (shrink and merge, triage) pending for "
                    "`shapefuzz followup STATE` or a rerun")
@@ -72,6 +75,7 @@ def case_timeout(given: float | None, device: str) -> float:
 
 
 def cmd(args) -> int:
+    from fuzz.campaign.disk import default_cache_limit, limit_line
     from fuzz.campaign.driver import CampaignConfig, run_campaign
     from fuzz.campaign.progress import pending_line, print_summary
     from fuzz.campaign.sizing import size_pool
@@ -101,13 +105,16 @@ def cmd(args) -> int:
                          ray=args.ray,
                          timeout=case_timeout(args.timeout, args.device),
                          known_issues=args.known_issues, shrink=args.shrink,
-                         triage=args.triage, sanitize=args.sanitize, shrink_budget=args.shrink_budget)
+                         triage=args.triage, sanitize=args.sanitize, shrink_budget=args.shrink_budget,
+                         cache_limit=args.cache_limit)
     limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
     limit += f" time={cfg.time_limit:.0f}s" if cfg.time_limit else ""
     print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed} {limit.strip()} "
           f"timeout={cfg.timeout:g}s per case "
           f"state={cfg.state_dir} corpus={cfg.corpus_dir}", flush=True)
-    print(f"shapefuzz run: {sizing.line() if sizing else _ray_line(args)}", flush=True)
+    print(f"shapefuzz run: {sizing.line() if sizing else _ray_line(args)}; "
+          f"{limit_line(cfg.cache_limit or default_cache_limit(cfg.state_dir), bool(cfg.cache_limit), cfg.state_dir)}",
+          flush=True)
     printed = []
 
     def cases_done(summary):  # the summary as soon as the cases are done; follow-ups may go on after it

@@ -1,0 +1,72 @@
+"""What a campaign does with each verdict (fuzz/campaign/driver.py's loop):
+bucket a finding by signature, count it as known when a known-issues rule
+matches, else record it in the corpus and queue its follow-up jobs, then log
+the case. A verdict that says the disk is full stops the campaign before any
+of it is written (fuzz/campaign/disk.py)."""
+
+from __future__ import annotations
+
+import os
+
+from fuzz.campaign.disk import disk_full, says_disk_full
+from fuzz.findings.sanitizer import wants_sanitizer
+from fuzz.findings.signature import Signature, signature
+from fuzz.judge.verdict import Verdict
+
+
+class Recorder:
+    def __init__(self, cfg, kind, state, corpus, known, followups, progress, result):
+        self.cfg, self.kind, self.state, self.corpus, self.known = cfg, kind, state, corpus, known
+        self.followups, self.progress, self.result = followups, progress, result
+        self.confirmed: set = set()  # signature keys of findings judged here: a later finding of one is not rerun
+        self.programs: dict = {}  # case index -> its program, until its verdict comes
+        self.origin = os.path.abspath(cfg.state_dir)
+        self.params = {"corpus": state.corpus_dir, "budget": cfg.shrink_budget, "timeout": cfg.timeout}
+
+    def job_types(self, v) -> list:
+        cfg = self.cfg
+        # sanitizer first: it runs the entry's repro as found, before shrinking rewrites it
+        types = ["sanitize"] if cfg.sanitize and cfg.on_cuda() and wants_sanitizer(v.message) else []
+        types += ["shrink"] if cfg.shrink else []
+        return types + (["triage"] if cfg.triage and self.kind.triage is None else [])  # of the shrunk program
+
+    def take(self, i, vd: dict, info: dict) -> None:
+        """One verdict: its finding (if any) recorded, then the case logged."""
+        p = self.programs.pop(i)
+        if info.get("program"):  # the standalone form of a history-dependent finding
+            from fuzz.program.loading import load_program
+
+            p = load_program(info["program"])
+        v = Verdict.from_dict(vd)
+        if says_disk_full(v.message):  # not a finding: the compiler could not write
+            raise disk_full(f"case {i}: {v.summary()[:160]}")
+        if v.is_finding:
+            self._finding(i, v, p, info)
+        self.state.record_case(i, vd, info.get("wall"), sync=v.is_finding, node=info.get("node"))
+
+    def _finding(self, i, v, p, info) -> None:
+        state, corpus, known = self.state, self.corpus, self.known
+        sig = signature(v, p)
+        self.confirmed.add(sig.key)  # a finding verdict held on its rerun (else it is FLAKY)
+        rule = known.match(sig, v, p) if known else None
+        held = corpus.resolve(sig.key) if known and rule is None else None
+        if held is not None and held.name != sig.key:  # a rule may name the merged entry's key
+            rule = known.match(Signature(held.name, ""), v, p)
+        entry, is_new = (None, False)
+        if i not in state.finding_cases and rule is None:
+            # env.json: where it was judged (a Ray node), not where it was generated
+            uncounted = len(corpus.uncounted)
+            path, is_new = corpus.record(p, v, sig, origin=self.origin, env=info.get("env") or None)
+            if len(corpus.uncounted) > uncounted:  # once per entry
+                self.progress.note(f"warning: {corpus.uncounted[path]}")
+            entry = str(path)
+            if is_new:
+                self.result.new_entries.append(entry)
+            # a kill between making the entry and queueing its jobs: queue them on the rerun
+            if is_new or (path.name == sig.key and not self.followups.known(sig.key)
+                          and corpus.origin(path) == self.origin):
+                self.followups.queue(sig.key, self.job_types(v), self.params)
+        known_as = rule.name if rule else None
+        if state.record_finding(i, v.outcome.value, sig.key, sig.text, known_as, entry, is_new) and (is_new or rule):
+            tag = f"known ({known_as})" if rule else "NEW"
+            self.progress.note(f"[{i}] {tag} {v.summary()[:300]}" + (f"\n      -> {entry}" if is_new else ""))
