@@ -142,6 +142,9 @@ def test_new_entries_are_shrunk_and_triaged_in_the_background(tmp_path):
         assert len(json.load(open(e / "program.json"))["ops"]) <= len(json.load(open(e / "original_program.json"))["ops"])
         ablation = json.load(open(e / "ablation.json"))  # of the shrunk program: triage runs after the shrink
         assert ablation["program"] == json.load(open(e / "program.json")), open(state / "followup.log").read()[-2000:]
+    # each job compiled under a home of its own in the state dir, gone with the job
+    homes = state / "followup-cache" / "jobs"
+    assert not homes.exists() or list(homes.iterdir()) == []
 
 
 def test_followup_jobs_run_in_order_and_are_bounded(tmp_path):

@@ -299,16 +299,16 @@ def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_
         from fuzz.campaign.sizing import usable_cpus
 
         slots = usable_cpus()
-        ran, drain_in_parallel = _one_at_a_time(jobs, linger=linger, max_jobs=max_jobs, log=log, switch=slots > 1)
-        if not drain_in_parallel:
+        if slots == 1:  # one CPU: the jobs one after another, in this process
+            ran, _ = _one_at_a_time(jobs, linger=linger, max_jobs=max_jobs, log=log, switch=False)
             lock.close()
             return ran
         from fuzz.campaign.followup_local import LocalRemote
 
-        remote, linger, max_jobs = LocalRemote(slots, log=log), 0.0, max_jobs - ran
-        log(f"--- draining: {slots} jobs at once")
-    else:
-        ran = 0
+        # beside the cases, a share of the CPUs that grows with the queue; all of them once the cases end
+        remote = LocalRemote(slots, log=log, beside_cases=linger > 0)
+        log(f"--- up to {slots} jobs at once" + (" (beside the cases: fewer, by the queue)" if linger > 0 else ""))
+    ran = 0
     from fuzz.campaign.ray_followup import run_parallel
 
     try:

@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import shutil
 import signal
+import tempfile
 import threading
 import time
 from pathlib import Path
 
 from fuzz.campaign.ray_followup import Remote, _compute, ship
 from fuzz.campaign.sizing import COMPILE_THREADS, OMP_THREADS, usable_cpus
+
+PENDING_PER_SLOT = 4  # beside the cases: one more job at once for every this many waiting
 
 
 def _child(conn, env: dict, job_type: str, name: str, files: dict, params: dict, forms) -> None:
@@ -48,24 +52,40 @@ class LocalRemote:
 
     where = "in a process of its own"
 
-    def __init__(self, slots: int | None = None, log=print):
+    def __init__(self, slots: int | None = None, log=print, beside_cases: bool = False):
         self._slots = max(1, slots or usable_cpus())
+        # beside a campaign's cases, the follow-ups' share of the CPUs grows with the queue (slots())
+        self.beside_cases = beside_cases
         self.log = log
         self.lock = threading.Lock()  # held by the runner's threads except while a job computes
         # as the campaign's workers: one compile thread each, the CPUs' OMP threads shared (unless set by the user)
         self._env = {} if COMPILE_THREADS in os.environ else {COMPILE_THREADS: "1"}
         self._env.update({n: str(max(1, usable_cpus() // self._slots)) for n in OMP_THREADS if n not in os.environ})
         self._ctx = mp.get_context("spawn")
+        # the jobs' homes: beside the runner's caches (STATE/followup-cache, which a new runner empties)
+        base = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+        self._homes = os.path.join(os.path.dirname(base), "jobs") if base else None  # None: TMPDIR
 
-    def slots(self) -> int:
-        return self._slots
+    def slots(self, pending: int = 0, draining: bool = True) -> int:
+        """Jobs at once: all the slots once the cases are done; beside them, one per
+        PENDING_PER_SLOT jobs waiting, up to a quarter of the slots (the workers keep the rest)."""
+        if draining or not self.beside_cases:
+            return self._slots
+        return max(1, min(max(1, self._slots // 4), -(-pending // PENDING_PER_SLOT)))
 
     def run(self, job_type: str, entry_dir, params: dict, timeout: float, forms: list | None = None,
             gpu: bool = False):
         """_compute() in a process of its own (called with the lock held; released while it runs)."""
         name = Path(entry_dir).name
+        # caches and scratch of its own, gone with the job: the follow-ups' disk is bounded by the jobs at once
+        if self._homes:
+            os.makedirs(self._homes, exist_ok=True)
+        home = tempfile.mkdtemp(prefix=f"{job_type}-{name}-", dir=self._homes)
+        env = dict(self._env, TORCHINDUCTOR_CACHE_DIR=os.path.join(home, "inductor"),
+                   TRITON_CACHE_DIR=os.path.join(home, "triton"), TMPDIR=os.path.join(home, "tmp"))
+        os.makedirs(env["TMPDIR"])
         recv, send = self._ctx.Pipe(duplex=False)
-        proc = self._ctx.Process(target=_child, args=(send, self._env, job_type, name, ship(entry_dir), params,
+        proc = self._ctx.Process(target=_child, args=(send, env, job_type, name, ship(entry_dir), params,
                                                       forms), name=f"shapefuzz-followup-{name}")
         proc.start()
         send.close()
@@ -85,6 +105,7 @@ class LocalRemote:
                     proc.kill()
             proc.join()
             recv.close()
+            shutil.rmtree(home, ignore_errors=True)
             self.lock.acquire()
         if not ok:
             raise RuntimeError(value)

@@ -93,7 +93,7 @@ class Remote:
         self._task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(compute)
         self.lock = threading.Lock()  # held by the runner's threads except while a task runs
 
-    def slots(self) -> int:
+    def slots(self, pending: int = 0, draining: bool = True) -> int:
         """Jobs to run at once: the cluster's CPUs."""
         return max(1, int(self._ray.cluster_resources().get("CPU", 1)))
 
@@ -140,7 +140,6 @@ def run_parallel(jobs, remote: Remote, *, linger: float, max_jobs: int, log, run
     task runs, so that the job log and the corpus are written by one thread at a time.
     A job waits while another job of its entry runs, and a triage (or any later type) while
     its entry's shrink is pending. Returns how many jobs ran."""
-    slots = remote.slots()
     running: dict[str, threading.Thread] = {}
     corpora: dict = {}
 
@@ -174,6 +173,9 @@ def run_parallel(jobs, remote: Remote, *, linger: float, max_jobs: int, log, run
                 ran += 1
                 idle_since = time.monotonic()
             pending = [j for j in jobs.refresh().pending() if j.id not in running]
+            if not draining:  # the campaign's cases ended: every slot for the rest
+                draining = told_to_drain(0)
+            slots = remote.slots(len(pending) + len(running), draining)
             busy = {target(jobs.jobs[j]) for j in running}
             for job in pending:
                 if len(running) >= slots or ran + len(running) >= max_jobs:
