@@ -296,19 +296,25 @@ def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_
         except Exception as e:  # noqa: BLE001 - a runner that cannot join must still run the jobs (here)
             log(f"cannot join the Ray cluster at {ray} ({type(e).__name__}: {e}); running the jobs here")
     if remote is None:
+        from fuzz.campaign.followup_local import LocalRemote
         from fuzz.campaign.sizing import usable_cpus
 
         slots = usable_cpus()
-        if slots == 1:  # one CPU: the jobs one after another, in this process
-            ran, _ = _one_at_a_time(jobs, linger=linger, max_jobs=max_jobs, log=log, switch=False)
-            lock.close()
-            return ran
-        from fuzz.campaign.followup_local import LocalRemote
-
+        ran = 0
+        if LocalRemote(slots, beside_cases=True).slots(10**6, draining=False) == 1:
+            # a share of one job beside the cases (under 8 CPUs): one after another in this process, which
+            # spares each job a process start; in parallel once the cases are done
+            ran, drain_in_parallel = _one_at_a_time(jobs, linger=linger, max_jobs=max_jobs, log=log,
+                                                    switch=slots > 1)
+            if not drain_in_parallel:
+                lock.close()
+                return ran
+            linger, max_jobs = 0.0, max_jobs - ran
         # beside the cases, a share of the CPUs that grows with the queue; all of them once the cases end
         remote = LocalRemote(slots, log=log, beside_cases=linger > 0)
         log(f"--- up to {slots} jobs at once" + (" (beside the cases: fewer, by the queue)" if linger > 0 else ""))
-    ran = 0
+    else:
+        ran = 0
     from fuzz.campaign.ray_followup import run_parallel
 
     try:
