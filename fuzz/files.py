@@ -58,6 +58,20 @@ def dumps(obj) -> str:
     return json.dumps(obj, indent=2, sort_keys=True) + "\n"
 
 
+def existing_ancestor(path) -> str:
+    """`path` (absolute) if it exists, else its nearest parent that does."""
+    d = os.path.abspath(path)
+    while not os.path.exists(d):
+        d = os.path.dirname(d)
+    return d
+
+
+def free_bytes(path) -> int:
+    """Free bytes for this user on the filesystem of `path` (or of its nearest existing parent)."""
+    st = os.statvfs(existing_ancestor(path))
+    return st.f_bavail * st.f_frsize
+
+
 def check_writable_dir(path) -> None:
     """Whether directory `path` can be written, or made: a probe file is
     written and removed in it, or in its nearest existing ancestor when it is
@@ -66,9 +80,7 @@ def check_writable_dir(path) -> None:
     import errno
     import tempfile
 
-    d = os.path.abspath(path)
-    while not os.path.exists(d):
-        d = os.path.dirname(d)
+    d = existing_ancestor(path)
     if not os.path.isdir(d):
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), d)
     fd, probe = tempfile.mkstemp(prefix=".probe-", dir=d)
@@ -99,10 +111,9 @@ def tree_bytes(path) -> int:
 def disk_use(state_dir) -> dict:
     """A state dir's bytes on disk, its workers' compile caches among them,
     and the free bytes of its filesystem (for `stats`)."""
-    st = os.statvfs(state_dir)
     return {"state_dir_bytes": tree_bytes(state_dir),
             "worker_caches_bytes": tree_bytes(os.path.join(state_dir, "workers")),
-            "free_bytes": st.f_bavail * st.f_frsize}
+            "free_bytes": free_bytes(state_dir)}
 
 
 def human_bytes(n: float) -> str:

@@ -22,6 +22,7 @@ import re
 import shutil
 
 from fuzz.campaign.errors import StateError
+from fuzz.files import free_bytes
 
 DEFAULT_FRACTION = 0.4  # of the free space of the state dir's disk at start
 FOLLOWUP_CACHE = "followup-cache"
@@ -49,15 +50,6 @@ def cache_shares(limit: int, workers: int) -> tuple[int, int]:
 
 class DiskFull(StateError):
     """The disk (of the state dir, the corpus, or a cache) is full."""
-
-
-def free_bytes(path) -> int:
-    """Free bytes for this user on the filesystem of `path` (or of its nearest existing parent)."""
-    d = os.path.abspath(path)
-    while not os.path.exists(d):
-        d = os.path.dirname(d)
-    st = os.statvfs(d)
-    return st.f_bavail * st.f_frsize
 
 
 def default_cache_limit(state_dir) -> int:

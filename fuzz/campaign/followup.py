@@ -296,12 +296,12 @@ def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_
         except Exception as e:  # noqa: BLE001 - a runner that cannot join must still run the jobs (here)
             log(f"cannot join the Ray cluster at {ray} ({type(e).__name__}: {e}); running the jobs here")
     if remote is None:
-        from fuzz.campaign.followup_local import LocalRemote
+        from fuzz.campaign.followup_local import LocalRemote, share_beside_cases
         from fuzz.campaign.sizing import usable_cpus
 
         slots = usable_cpus()
         ran = 0
-        if LocalRemote(slots, beside_cases=True).slots(10**6, draining=False) == 1:
+        if share_beside_cases(slots, pending=10**6) == 1:
             # a share of one job beside the cases (under 8 CPUs): one after another in this process, which
             # spares each job a process start; in parallel once the cases are done
             ran, drain_in_parallel = _one_at_a_time(jobs, linger=linger, max_jobs=max_jobs, log=log,

@@ -47,6 +47,12 @@ def _child(conn, env: dict, job_type: str, name: str, files: dict, params: dict,
     conn.close()
 
 
+def share_beside_cases(slots: int, pending: int) -> int:
+    """Follow-up jobs at once beside a campaign's cases: one per PENDING_PER_SLOT
+    jobs waiting, up to a quarter of the slots (the workers keep the rest)."""
+    return max(1, min(max(1, slots // 4), -(-pending // PENDING_PER_SLOT)))
+
+
 class LocalRemote:
     """run_parallel's remote for this machine: `slots` jobs at once (default: the usable CPUs)."""
 
@@ -67,11 +73,10 @@ class LocalRemote:
         self._homes = os.path.join(os.path.dirname(base), "jobs") if base else None  # None: TMPDIR
 
     def slots(self, pending: int = 0, draining: bool = True) -> int:
-        """Jobs at once: all the slots once the cases are done; beside them, one per
-        PENDING_PER_SLOT jobs waiting, up to a quarter of the slots (the workers keep the rest)."""
+        """Jobs at once: all the slots once the cases are done, else share_beside_cases."""
         if draining or not self.beside_cases:
             return self._slots
-        return max(1, min(max(1, self._slots // 4), -(-pending // PENDING_PER_SLOT)))
+        return share_beside_cases(self._slots, pending)
 
     def run(self, job_type: str, entry_dir, params: dict, timeout: float, forms: list | None = None,
             gpu: bool = False):

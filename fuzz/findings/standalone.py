@@ -17,16 +17,9 @@ campaign's distinct-bug count pass it by.
 from __future__ import annotations
 
 import os
-import sys
-import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 
-from fuzz.findings.corpus import UNCONFIRMED, Corpus, _locked
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+from fuzz.findings.corpus import UNCONFIRMED, Corpus, _locked, _now
 
 
 def run_harness(entry, *, timeout: float = 600.0) -> tuple[bool | None, str]:
@@ -36,13 +29,11 @@ def run_harness(entry, *, timeout: float = 600.0) -> tuple[bool | None, str]:
     what it showed."""
     from fuzz.findings.replay import FAIL_LINES, OK_LINES
     from fuzz.findings.scripts import entry_repro
-    from fuzz.judge.isolated import EXIT_SKIP, run_command, scratch_env, tail
+    from fuzz.judge.isolated import EXIT_SKIP, run_script, tail
     from fuzz.judge.verdict import Outcome
 
     harness, _ = entry_repro(entry.program, entry.signature)
-    with tempfile.TemporaryDirectory(prefix="shapefuzz-standalone-") as work:
-        (Path(work) / "repro.py").write_text(harness)
-        rc, out, err = run_command([sys.executable, "repro.py"], timeout=timeout, env=scratch_env(work), cwd=work)
+    rc, out, err = run_script(harness, timeout=timeout)
     recorded = entry.verdict.outcome
     if rc is None:
         return (True, "it hung again") if recorded is Outcome.HANG else (None, f"it ran past {timeout:g} s")

@@ -38,7 +38,7 @@ def collect_trace(entry_dir, *, timeout: float = 600.0, tlparse: str | None = No
     from fuzz.findings.corpus import Corpus
     from fuzz.findings.scripts import entry_scripts, program_digest
     from fuzz.judge.backends import not_allowed
-    from fuzz.judge.isolated import run_command, scratch_env
+    from fuzz.judge.isolated import run_script
     from fuzz.program.ir import Program
 
     d = Path(entry_dir)
@@ -53,10 +53,7 @@ def collect_trace(entry_dir, *, timeout: float = 600.0, tlparse: str | None = No
     script = scripts["repro.py"] if short else scripts["harness.py"]
     with tempfile.TemporaryDirectory(prefix="shapefuzz-trace-") as work:
         w = Path(work)
-        (w / "repro.py").write_text(script)
-        env = scratch_env(w)
-        env["TORCH_TRACE"] = str(w / "trace")
-        rc, _, err = run_command([sys.executable, "repro.py"], timeout=timeout, env=env, cwd=w)
+        rc, _, err = run_script(script, timeout=timeout, force={"TORCH_TRACE": str(w / "trace")}, work=w)
         logs = sorted((w / "trace").glob("*.log")) if (w / "trace").is_dir() else []
         if not logs:
             raise TraceError(f"the repro wrote no trace (exit {rc}): " + " / ".join(err.strip().splitlines()[-3:]))

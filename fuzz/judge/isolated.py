@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import suppress
 from pathlib import Path
@@ -52,6 +53,21 @@ def scratch_env(work, extra: dict | None = None) -> dict:
     env = child_env(os.path.join(str(work), "inductor"), extra)
     env["TRITON_CACHE_DIR"] = os.path.join(str(work), "triton")
     return env
+
+
+def run_script(src: str, *, timeout: float, python: str | None = None, env: dict | None = None,
+               force: dict | None = None, work=None) -> tuple[int | None, str, str]:
+    """Run script `src` as repro.py in a fresh process, in scratch dir `work`
+    (default: a temporary one, removed after) with compile caches of its own
+    there (scratch_env; `env`: variables this process's environment does not
+    set already, `force`: variables set whatever it has). Returns run_command's
+    (returncode or None, stdout, stderr)."""
+    if work is None:
+        with tempfile.TemporaryDirectory(prefix="shapefuzz-script-") as w:
+            return run_script(src, timeout=timeout, python=python, env=env, force=force, work=w)
+    (Path(work) / "repro.py").write_text(src)
+    return run_command([python or sys.executable, "repro.py"], timeout=timeout,
+                       env={**scratch_env(work, env), **(force or {})}, cwd=work)
 
 
 def run_command(cmd: list, *, timeout: float, env: dict, cwd) -> tuple[int | None, str, str]:

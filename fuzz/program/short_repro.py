@@ -228,18 +228,12 @@ def check_short_repro(src: str, v: Verdict, *, timeout: float = 600.0, python: s
     """Run short repro `src` standalone in a fresh process (a scratch dir, empty compile caches) and
     say whether it fails as v did: (matches, what it showed, seconds). What it
     showed ends with its stderr's last lines when it does not match."""
-    import sys
-    import tempfile
     import time
-    from pathlib import Path
 
-    from fuzz.judge.isolated import run_command, scratch_env
+    from fuzz.judge.isolated import run_script
 
-    with tempfile.TemporaryDirectory(prefix="shapefuzz-short-") as work:
-        (Path(work) / "repro.py").write_text(src)
-        start = time.monotonic()
-        rc, out, err = run_command([python or sys.executable, "repro.py"], timeout=timeout,
-                                   env=scratch_env(work, env), cwd=work)
+    start = time.monotonic()
+    rc, out, err = run_script(src, timeout=timeout, python=python, env=env)
     ok, shown = failure_matches(v, rc, out, err)
     if not ok and err.strip():
         shown += " | stderr: " + " / ".join(ln.strip() for ln in err.strip().splitlines()[-6:])[:600]
