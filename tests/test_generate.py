@@ -148,3 +148,49 @@ def test_two_streams_never_draw_at_once(monkeypatch):
         t.join()
     assert most[0] == 1
     assert got == {0: alone, 1: alone, 2: alone}
+
+
+def test_batches_drawn_in_processes_are_the_stream_drawn_in_a_thread():
+    """A driver with many CPUs draws its batches in processes (BatchDrawers), several
+    ahead: the programs, their order and the batch records are those of one thread,
+    from the start and from a checkpoint."""
+    import functools
+
+    from fuzz.campaign.driver import CampaignConfig, campaign_strategy
+
+    cfg = CampaignConfig(device="cpu", seed=3)
+    recipe = functools.partial(campaign_strategy, cfg)
+    strategy = recipe()
+
+    def draw(processes, start=None):
+        records = []
+        progs = [p.to_json() for p in gen.generate(strategy, seed_=3, count=45, batch_size=10, start=start,
+                                                   on_batch=lambda *r: records.append(r), recipe=recipe,
+                                                   processes=processes)]
+        return progs, records
+
+    in_thread, records = draw(0)
+    assert len(in_thread) == 45 and len(records) >= 5
+    assert draw(2) == (in_thread, records)
+    cp = gen.checkpoint(records, 23)
+    assert draw(2, start=cp)[0] == in_thread[cp.produced:]
+
+
+def test_a_campaign_with_cpus_to_spare_draws_in_a_process(tmp_path, monkeypatch):
+    """The driver hands its recipe (the config, pickled) to a drawing process and
+    judges what it draws; a resume after it goes on where it stopped."""
+    from fuzz.campaign import driver
+    from fuzz.campaign.progress import Progress
+
+    made = []
+    real = gen.BatchDrawers
+    monkeypatch.setattr(gen, "BatchDrawers", lambda *a: made.append(a[1]) or real(*a))
+    monkeypatch.setattr(driver, "drawing_processes", lambda: 1)
+    cfg = driver.CampaignConfig(backend="eager", seed=5, max_cases=6, workers=1, shrink=False, triage=False,
+                                state_dir=str(tmp_path / "st"), corpus_dir=str(tmp_path / "c"))
+    assert driver.run_campaign(cfg, progress=Progress(live=False)).summary["cases"] == 6
+    cfg.max_cases = 9
+    assert driver.run_campaign(cfg, progress=Progress(live=False)).summary["cases"] == 9
+    assert made == [1, 1]
+    judged = [json.loads(line)["i"] for line in open(tmp_path / "st" / "cases.jsonl")]
+    assert sorted(judged) == list(range(9))

@@ -7,6 +7,7 @@ sanitizer: fuzz/campaign/followup.py) and keep resumable state
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -16,6 +17,7 @@ from fuzz.campaign.disk import (DiskFull, cache_shares, compile_env, default_cac
 from fuzz.campaign.followup import FollowUps
 from fuzz.campaign.generate import generate
 from fuzz.campaign.recorder import Recorder
+from fuzz.campaign.sizing import drawing_processes, usable_cpus
 from fuzz.campaign.state import CampaignState, StateError
 
 
@@ -140,8 +142,10 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
         raise
     state.corpus_dir = os.path.abspath(cfg.corpus_dir)
     os.makedirs(state.corpus_dir, exist_ok=True)  # checked above that it can be
+    recipe = None
     if strategy is None:
         strategy = kind.strategy(cfg)
+        recipe = functools.partial(campaign_strategy, cfg)  # drawn in processes where the CPUs allow
     progress = progress or Progress()
     result = CampaignResult(summary={})
     limit = cfg.cache_limit or default_cache_limit(cfg.state_dir)
@@ -155,7 +159,9 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     def cases():
         start = state.generation_start()  # a resume draws from the batch of its first unjudged case
         for i, p in enumerate(generate(strategy, seed_=cfg.seed, count=cfg.max_cases, start=start,
-                                       on_batch=state.record_batch), start=start.produced):
+                                       on_batch=state.record_batch, recipe=recipe,
+                                       processes=drawing_processes() if cfg.workers else 0),
+                              start=start.produced):
             if cfg.time_limit is not None and state.elapsed > cfg.time_limit:
                 return
             if cfg.max_findings is not None and len(state.finding_cases) >= cfg.max_findings:
@@ -245,6 +251,11 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     result.followups = dict(state.followups)
     result.summary = state.summary()
     return result
+
+
+def campaign_strategy(cfg: CampaignConfig):
+    """The strategy of cfg's campaign (picklable with cfg: a drawing process builds it)."""
+    return cfg.kind().strategy(cfg)
 
 
 def config_dict(cfg: CampaignConfig) -> dict:

@@ -31,7 +31,6 @@ import select
 import signal
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -257,21 +256,6 @@ def _told_to_drain(timeout: float) -> bool:
         return True
 
 
-def _watch_parent() -> None:
-    """Exit with the supervisor (even a SIGKILLed one): what this runner was doing stays
-    "started", and is started again once by the next runner."""
-    parent = os.getppid()
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        if os.getpgrp() == os.getpid():  # its own group: take its sandbox workers along
-            os.killpg(0, signal.SIGKILL)
-        os._exit(3)
-
-    threading.Thread(target=watch, name="shapefuzz-followup-watch", daemon=True).start()
-
-
 def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_AFTER, log=print,
                 ray: str | None = None) -> int | None:
     """The runner: run pending jobs in order until none is left (then wait up to
@@ -296,12 +280,12 @@ def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_
         except Exception as e:  # noqa: BLE001 - a runner that cannot join must still run the jobs (here)
             log(f"cannot join the Ray cluster at {ray} ({type(e).__name__}: {e}); running the jobs here")
     if remote is None:
-        from fuzz.campaign.followup_local import LocalRemote, share_beside_cases
+        from fuzz.campaign.followup_local import PARALLEL_FROM, LocalRemote
         from fuzz.campaign.sizing import usable_cpus
 
         slots = usable_cpus()
         ran = 0
-        if share_beside_cases(slots, pending=10**6) == 1:
+        if slots < PARALLEL_FROM:
             # a share of one job beside the cases (under 8 CPUs): one after another in this process, which
             # spares each job a process start; in parallel once the cases are done
             ran, drain_in_parallel = _one_at_a_time(jobs, linger=linger, max_jobs=max_jobs, log=log,
@@ -477,7 +461,10 @@ def main(argv=None) -> int:
     ap.add_argument("--ray", default=None, help="compute the jobs on the Ray cluster at this (GCS) address")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides; Ctrl-C reaches it
-    _watch_parent()
+    from fuzz.campaign.lifeline import exit_with_parent
+
+    # with the supervisor (even a SIGKILLed one): its job stays "started", and the next runner starts it again
+    exit_with_parent(0.5, "shapefuzz-followup-watch")
     ran = run_pending(args.state_dir, linger=args.linger, log=lambda m: print(m, flush=True), ray=args.ray)
     return BUSY if ran is None else 0
 

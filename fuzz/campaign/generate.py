@@ -41,18 +41,25 @@ class Checkpoint:
 
 
 def generate(strategy, *, seed_: int = 0, count: int | None = None, skip: int = 0,
-             batch_size: int = BATCH, start: Checkpoint | None = None, on_batch=None) -> Iterator[Program]:
+             batch_size: int = BATCH, start: Checkpoint | None = None, on_batch=None,
+             recipe=None, processes: int = 0) -> Iterator[Program]:
     """Yield distinct programs from `strategy`: batch b uses Hypothesis seed
     (seed_, b). `skip` drops the first programs. `start` resumes at a
     checkpoint (the first program yielded is number start.produced) instead of
     drawing every batch before it again; `on_batch(batch, produced, keys)` is
     told each batch's new keys once it is drawn, to make such checkpoints.
     `batch_size` is part of the stream: campaigns keep the default; a caller
-    wanting a few programs asks for smaller batches rather than draw 100."""
+    wanting a few programs asks for smaller batches rather than draw 100.
+    With `processes` > 0 and `recipe` (a picklable function that returns
+    the strategy), batches are drawn in that many processes, several ahead:
+    the same stream, since each batch has its own seed."""
     start = start or Checkpoint()
     seen: set[str] = set(start.seen)
     produced = start.produced
     batch = start.batch
+    if processes > 0 and recipe is not None:
+        yield from _generate_in_processes(recipe, processes, seed_, count, skip, batch_size, start, on_batch)
+        return
     drawing = _ahead(_batch, strategy, seed_, batch, batch_size)
     try:
         while count is None or produced < count:
@@ -75,6 +82,114 @@ def generate(strategy, *, seed_: int = 0, count: int | None = None, skip: int = 
             batch += 1
     finally:  # a stream given up mid-batch: no Hypothesis run outlives it (they share global state)
         drawing.wait()
+
+
+def _generate_in_processes(recipe, processes, seed_, count, skip, batch_size, start, on_batch):
+    """generate()'s loop with its batches drawn by a BatchDrawers."""
+    seen: set[str] = set(start.seen)
+    produced, batch = start.produced, start.batch
+    with BatchDrawers(recipe, processes) as drawers:
+        ahead = batch  # the next batch not yet asked for
+
+        def ask_ahead(needed: int | None) -> None:
+            nonlocal ahead
+            # a count-limited stream asks for no batch it cannot need (each yields at most batch_size)
+            limit = processes if needed is None else min(processes, -(-needed // batch_size))
+            while ahead - batch < max(1, limit):
+                drawers.ask(seed_, ahead, batch_size)
+                ahead += 1
+
+        ask_ahead(None if count is None else count - produced)
+        while count is None or produced < count:
+            fresh = []
+            for p in drawers.take(batch):
+                key = hashlib.sha1(p.to_json(sort_keys=True).encode()).hexdigest()
+                if key not in seen:
+                    seen.add(key)
+                    fresh.append((key, p))
+            if on_batch is not None:
+                on_batch(batch, produced + len(fresh), [k for k, _ in fresh])
+            batch += 1
+            left = None if count is None else count - produced - len(fresh)
+            if left is None or left > 0:
+                ask_ahead(left)
+            for _, p in fresh:
+                produced += 1
+                if produced > skip:
+                    yield p
+                if count is not None and produced >= count:
+                    return
+
+
+def _drawer_main(conn, recipe) -> None:
+    """A drawing process: build the strategy once, then draw each batch asked for."""
+    from fuzz.campaign.lifeline import exit_with_parent
+
+    exit_with_parent()
+    strategy = recipe()
+    while True:
+        try:
+            seed_, batch, size = conn.recv()
+        except EOFError:
+            return
+        try:
+            conn.send((batch, True, _batch(strategy, seed_, batch, size)))
+        except Exception as e:  # noqa: BLE001 - raised again in the campaign
+            conn.send((batch, False, f"{type(e).__name__}: {e}"))
+
+
+class BatchDrawers:
+    """Processes that draw batches, so that a driver feeding many workers is not
+    held to one thread's rate under its own GIL: on a 4-GPU box 64 workers wanted
+    more programs a second than the driver, its event loop beside, could draw.
+    Batch b goes to process b mod n; take(b) waits for it."""
+
+    def __init__(self, recipe, processes: int):
+        import multiprocessing as mp
+
+        ctx = mp.get_context("spawn")
+        self._conns, self._procs = [], []
+        self._ready: dict = {}
+        for k in range(processes):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_drawer_main, args=(child, recipe), name=f"shapefuzz-draw-{k}", daemon=True)
+            proc.start()
+            child.close()
+            self._conns.append(parent)
+            self._procs.append(proc)
+
+    def _conn(self, batch: int):
+        return self._conns[batch % len(self._conns)]
+
+    def ask(self, seed_: int, batch: int, size: int) -> None:
+        self._conn(batch).send((seed_, batch, size))
+
+    def take(self, batch: int) -> list[Program]:
+        conn = self._conn(batch)
+        while batch not in self._ready:
+            try:
+                got, ok, value = conn.recv()
+            except EOFError:
+                raise RuntimeError(f"the process drawing batch {batch} died") from None
+            if not ok:
+                raise RuntimeError(f"drawing batch {got}: {value}")
+            self._ready[got] = value
+        return self._ready.pop(batch)
+
+    def close(self) -> None:
+        for conn in self._conns:
+            conn.close()
+        for proc in self._procs:
+            proc.join(timeout=2)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+
+    def __enter__(self) -> "BatchDrawers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _ahead(fn, *args):

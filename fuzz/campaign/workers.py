@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait as _wait
 from typing import Iterable, Iterator
 
+from fuzz.campaign.lifeline import exit_with_parent
 from fuzz.campaign.sizing import size_pool
 from fuzz.judge.poison import replace_cause
 from fuzz.judge.isolated import faulthandler_frames, signal_name, with_tail
@@ -68,7 +69,7 @@ def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: boo
 
     faulthandler.enable(all_threads=True)  # Python stacks in the log on SIGSEGV/SIGABRT
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the parent asks for stacks of a hang
-    _watch_parent()
+    exit_with_parent()  # no worker is orphaned (its own group: compiler subprocesses go along)
 
     if kind is None:  # torch.compile programs, the default
         from fuzz.judge.runner import evaluate_dict as evaluate, prepare_process as prepare
@@ -93,20 +94,6 @@ def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: boo
         conn.send(("result", token, verdict, time.perf_counter() - start, error, extra))
         sys.stdout.flush()
         sys.stderr.flush()
-
-
-def _watch_parent() -> None:
-    """Exit when the parent dies (even by SIGKILL), so no worker is orphaned."""
-    parent = os.getppid()
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        if os.getpgrp() == os.getpid():  # its own group: take compiler subprocesses along
-            os.killpg(0, signal.SIGKILL)
-        os._exit(3)
-
-    threading.Thread(target=watch, name="shapefuzz-watch-parent", daemon=True).start()
 
 
 # -- the parent side ----------------------------------------------------------
