@@ -24,7 +24,7 @@ mkdir -p "$corpus" && cp corpus/known_issues.json "$corpus/" 2>/dev/null
 tmp0=$(du -sk /tmp 2>/dev/null | cut -f1)
 "$PY" -m fuzz run --time "${seconds}s" --state "$state" --corpus "$corpus" "$@" > "$out/campaign.log" 2>&1 &
 driver=$!
-echo "t_s,state_dir_kb,tmp_growth_kb,driver_rss_kb,tree_rss_kb,processes,cases,cases_per_s,followups_pending,followups_done,entries,unshrunk" \
+echo "t_s,state_dir_kb,tmp_growth_kb,driver_rss_kb,driver_cpu_pct,load1,tree_rss_kb,processes,cases,cases_per_s,followups_pending,followups_done,entries,unshrunk" \
   > "$out/soak.csv"
 start=$SECONDS
 
@@ -36,12 +36,26 @@ tree_rss() {  # RSS of the driver and every descendant, and how many processes t
           print total "," n }'
 }
 
+cpu_ticks() {  # the driver's CPU time (all its threads), in clock ticks
+  awk '{ print $14 + $15 }' "/proc/$driver/stat" 2>/dev/null || echo 0
+}
+hz=$(getconf CLK_TCK)
+last_ticks=0
+last_t=0
+
 sample() {
   local t=$((SECONDS - start))
-  local sd tmp drss tree stats
+  local sd tmp drss tree stats ticks dcpu load
   sd=$(du -sk "$state" 2>/dev/null | cut -f1)
   tmp=$(( $(du -sk /tmp 2>/dev/null | cut -f1) - tmp0 ))
   drss=$(ps -o rss= -p "$driver" 2>/dev/null | tr -d ' ')
+  ticks=$(cpu_ticks)
+  # the driver's CPU use since the last sample: near 100 it is what the workers wait on
+  dcpu=$(awk -v a="$last_ticks" -v b="${ticks:-0}" -v dt=$((t - last_t)) -v hz="$hz" \
+    'BEGIN { if (dt > 0 && b >= a) printf "%.0f", 100 * (b - a) / hz / dt; else print 0 }')
+  last_ticks=${ticks:-0}
+  last_t=$t
+  load=$(cut -d' ' -f1 /proc/loadavg)
   tree=$(tree_rss)
   stats=$("$PY" - "$state" "$corpus" <<'EOF'
 import json, subprocess, sys
@@ -63,7 +77,7 @@ print(f"{s.get('cases', 0)},{s.get('cases_per_second', 0)},{f.get('pending', 0)}
       f"{len(entries)},{unshrunk}")
 EOF
 )
-  echo "$t,${sd:-0},$tmp,${drss:-0},$tree,$stats" >> "$out/soak.csv"
+  echo "$t,${sd:-0},$tmp,${drss:-0},$dcpu,$load,$tree,$stats" >> "$out/soak.csv"
 }
 
 while kill -0 "$driver" 2>/dev/null; do

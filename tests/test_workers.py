@@ -180,6 +180,17 @@ def test_programs_alike_run_one_at_a_time_and_the_rest_are_skipped_after_a_hang(
         assert ok == {"static": "ok", "dynamic": "ok"}
 
 
+def test_paused_workers_take_no_case_until_resumed(tmp_path):
+    """The campaign lends the last workers' CPUs to follow-ups (pool.paused): they
+    judge nothing meanwhile, and take cases again once resumed."""
+    with WorkerPool(workers=2, timeout=120, workdir=str(tmp_path), recycle_after=None) as pool:
+        assert pool.wait_ready(180)
+        pool.paused = 1
+        assert {info["worker"] for _, _, info in pool.run((k, relu()) for k in range(4))} == {0}
+        pool.paused = 0
+        assert {info["worker"] for _, _, info in pool.run((k, relu()) for k in range(4))} == {0, 1}
+
+
 def test_similar_key_ignores_marks_only():
     from fuzz.kinds import named
 

@@ -171,7 +171,11 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
             rec.programs[i] = p
             yield i, p.to_dict()
 
+    from fuzz.campaign.followup_local import workers_to_pause
+    from fuzz.campaign.workers import WorkerPool
+
     pool = None
+    cpus = usable_cpus()
     followups.poll()  # resume what an earlier session left pending
     try:
         if cluster is not None:
@@ -189,8 +193,6 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     if pool is not None:
         results = pool.run(cases())
     elif cfg.workers > 0:
-        from fuzz.campaign.workers import WorkerPool
-
         pool = WorkerPool(workers=cfg.workers, devices=cfg.devices, workers_per_gpu=cfg.workers_per_gpu,
                           timeout=cfg.timeout, workdir=os.path.join(cfg.state_dir, "workers"), kind=kind,
                           recycle_after=kind.recycle_after, env={**(kind.worker_env() or {}), **compiling},
@@ -215,6 +217,8 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                     last_save = time.monotonic()
                 progress.update(state.summary())
                 followups.poll()
+                if isinstance(pool, WorkerPool):  # a share of the CPUs for follow-ups, by their queue
+                    pool.paused = workers_to_pause(pool.workers, cpus, followups.log.counts()["pending"])
         if pool is not None:
             pool.close()
         if cluster is not None:

@@ -203,6 +203,7 @@ class WorkerPool:
         self._start_failures = Counter()
         self.restarts = Counter({"crash": 0, "hang": 0, "cuda": 0, "recycle": 0, "cache": 0})
         self.completed = 0
+        self.paused = 0  # the last workers by slot take no new case (their CPUs lent to follow-ups)
         self._closed = False
         self._workers: list[_Worker] = []
         _live_pools.add(self)
@@ -392,7 +393,7 @@ class WorkerPool:
         for w in list(self._workers):
             if not self._pending:
                 return
-            if not w.ready or w.job is not None:
+            if not w.ready or w.job is not None or w.slot >= self.workers - self.paused:
                 continue
             item = self._next_pending()
             if item is None:  # each is like a running case: it waits for that one
