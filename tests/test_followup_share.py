@@ -19,12 +19,46 @@ def test_a_drain_uses_every_slot_at_once():
 
 
 def test_workers_pause_for_the_followups_only_where_the_cpus_are_short():
-    # one worker per CPU (the default): the follow-ups' share and their runner come out of the workers
+    # one worker per CPU (the default): the jobs running and their runner come out of the workers
     assert workers_to_pause(16, 16, 0) == 0
     assert workers_to_pause(16, 16, 1) == 2  # one job and its runner
-    assert workers_to_pause(16, 16, 6) == 4
+    assert workers_to_pause(16, 16, 3) == 4
     assert workers_to_pause(16, 16, 1000) == 8  # at most half
     # CPUs to spare (16 workers on a 64-CPU box): no worker pauses
-    assert workers_to_pause(16, 64, 1000) == 0
+    assert workers_to_pause(16, 64, 32) == 0  # the runner runs at most half the CPUs' jobs
     # under 8 CPUs the follow-ups run one at a time in their runner, beside every worker
     assert workers_to_pause(2, 2, 50) == 0
+
+
+def test_a_job_waiting_for_a_child_process_gives_the_runners_lock_up():
+    """The runner serializes corpus writes with one lock; a job's standalone check (a
+    fresh process) must not hold it, or every other job waits behind it."""
+    import sys
+    import threading
+
+    from fuzz.judge.isolated import lock_given_up_while_waiting, run_command
+
+    def others_get_the_lock(give_up: bool) -> bool:
+        lock, started, got = threading.Lock(), threading.Event(), []
+
+        def job():
+            with lock:
+                started.set()
+                if give_up:
+                    with lock_given_up_while_waiting(lock):
+                        run_command([sys.executable, "-c", "import time; time.sleep(1.5)"], timeout=30, env=None,
+                                    cwd=".")
+                else:
+                    run_command([sys.executable, "-c", "import time; time.sleep(1.5)"], timeout=30, env=None, cwd=".")
+
+        t = threading.Thread(target=job)
+        t.start()
+        started.wait()
+        got.append(lock.acquire(timeout=1.0))
+        if got[0]:
+            lock.release()
+        t.join()
+        return got[0]
+
+    assert others_get_the_lock(give_up=True)
+    assert not others_get_the_lock(give_up=False)

@@ -218,7 +218,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                 progress.update(state.summary())
                 followups.poll()
                 if isinstance(pool, WorkerPool):  # a share of the CPUs for follow-ups, by their queue
-                    pool.paused = workers_to_pause(pool.workers, cpus, followups.log.counts()["pending"])
+                    pool.paused = workers_to_pause(pool.workers, cpus, followups.log.running())
         if pool is not None:
             pool.close()
         if cluster is not None:

@@ -153,6 +153,9 @@ class JobLog:
         return sorted((j for j in self.jobs.values() if j.state not in _TERMINAL),
                       key=lambda j: (_FIRST.get(j.type, 1), j.order))
 
+    def running(self) -> int:
+        return sum(j.state == "running" for j in self.jobs.values())
+
     def counts(self) -> dict:
         out = {"pending": 0, "done": 0, "skipped": 0, "failed": 0}
         for j in self.jobs.values():

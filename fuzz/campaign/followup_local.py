@@ -51,13 +51,15 @@ def share_beside_cases(slots: int, pending: int) -> int:
     return max(1, min(slots // 2, -(-pending // PENDING_PER_SLOT)))
 
 
-def workers_to_pause(workers: int, cpus: int, pending: int) -> int:
-    """Campaign workers that take no case while `pending` follow-ups wait: those
-    whose CPUs the follow-ups' share (and their runner) would otherwise
-    oversubscribe, at most half. None where follow-ups run one at a time."""
-    if cpus < PARALLEL_FROM or pending <= 0:
+def workers_to_pause(workers: int, cpus: int, running: int) -> int:
+    """Campaign workers that take no case while `running` follow-up jobs run:
+    those whose CPUs the jobs (and their runner) would otherwise oversubscribe,
+    at most half. None where follow-ups run one at a time. Counted from the
+    jobs running, not the share they may have: on a 4-GPU box a share of 32
+    paused 32 workers while 5 to 14 jobs ran, and the load stayed near 35 of 64."""
+    if cpus < PARALLEL_FROM or running <= 0:
         return 0
-    return max(0, min(workers // 2, workers + share_beside_cases(cpus, pending) + 1 - cpus))
+    return max(0, min(workers // 2, workers + running + 1 - cpus))
 
 
 class LocalRemote:

@@ -155,7 +155,10 @@ def run_parallel(jobs, remote: Remote, *, linger: float, max_jobs: int, log, run
     ran, idle_since, draining = 0, time.monotonic(), linger <= 0
 
     def work(job, attempt: int) -> None:
-        with remote.lock:
+        from fuzz.judge.isolated import lock_given_up_while_waiting
+
+        # the lock is given up while the job computes (remote.run) or waits for a child process
+        with remote.lock, lock_given_up_while_waiting(remote.lock):
             log(f"--- {job.id} ({remote.where})" + (f" (attempt {attempt}: the last one never finished)"
                                                      if attempt > 1 else ""))
             try:

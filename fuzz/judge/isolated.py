@@ -16,8 +16,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from fuzz.judge.verdict import Outcome, Stage, Verdict
@@ -70,13 +71,44 @@ def run_script(src: str, *, timeout: float, python: str | None = None, env: dict
                        env={**scratch_env(work, env), **(force or {})}, cwd=work)
 
 
+_given_up = threading.local()
+
+
+@contextmanager
+def lock_given_up_while_waiting(lock):
+    """While this thread holds `lock` (the follow-up runner's, which serializes
+    corpus writes), run_command gives it up for as long as it waits for its
+    child: a job's standalone checks (a fresh process each, 10-40 s on CUDA)
+    then no longer hold every other job of the runner back."""
+    before = getattr(_given_up, "lock", None)
+    _given_up.lock = lock
+    try:
+        yield
+    finally:
+        _given_up.lock = before
+
+
+@contextmanager
+def _lock_released():
+    lock = getattr(_given_up, "lock", None)
+    if lock is None:
+        yield
+        return
+    lock.release()
+    try:
+        yield
+    finally:
+        lock.acquire()
+
+
 def run_command(cmd: list, *, timeout: float, env: dict, cwd) -> tuple[int | None, str, str]:
     """(returncode or None on timeout, stdout, stderr). The child leads its own
     process group; on timeout the whole group is killed."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             text=True, errors="replace", env=env, cwd=str(cwd), start_new_session=True)
     try:
-        out, err = proc.communicate(timeout=timeout)
+        with _lock_released():
+            out, err = proc.communicate(timeout=timeout)
         return proc.returncode, out, err
     except subprocess.TimeoutExpired:
         with suppress(ProcessLookupError, PermissionError):

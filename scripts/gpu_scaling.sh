@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Scaling over GPUs (issue 26): the same seed's campaign on one GPU with 16
+# workers (`one`) or with the default command, every GPU and a worker per CPU
+# (`all`), each a soak of SECONDS sampled every 20 s (scripts/soak.sh), then its
+# sustained rate and the workers' busy share (scripts/case_rate.py). Run both
+# on one machine (one lease): their ratio is the figure.
+#   bash scripts/gpu_scaling.sh OUT SECONDS SEED one|all
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: gpu_scaling.sh OUT SECONDS SEED one|all}
+seconds=${2:?}; seed=${3:?}; which=${4:?}
+PY=${PYTHON:-python3}
+export PYTHONUNBUFFERED=1
+case "$which" in
+  one) args=(--gpus 0 --workers 16); workers=16;;
+  all) args=(); workers=$(nproc);;
+  *) echo "one or all" >&2; exit 2;;
+esac
+dir=/tmp/scaling-$which
+rm -rf "$dir"
+bash scripts/soak.sh "$dir" "$seconds" 20 -- --device cuda --seed "$seed" --no-wait "${args[@]}" > "$out/${which}_soak.txt" 2>&1
+cp "$dir/soak.csv" "$out/${which}_soak.csv"
+{ head -5 "$dir/campaign.log"; tail -15 "$dir/campaign.log"; } > "$out/${which}_campaign.log"
+"$PY" scripts/case_rate.py "$dir/state" --workers "$workers" --skip-first 60 --skip-last 20 | tee "$out/${which}_rate.json"
+nvidia-smi --query-gpu=index,name,memory.used --format=csv >> "$out/${which}_campaign.log" 2>&1
