@@ -55,54 +55,14 @@ def generate(strategy, *, seed_: int = 0, count: int | None = None, skip: int = 
     the same stream, since each batch has its own seed."""
     start = start or Checkpoint()
     seen: set[str] = set(start.seen)
-    produced = start.produced
-    batch = start.batch
-    if processes > 0 and recipe is not None:
-        yield from _generate_in_processes(recipe, processes, seed_, count, skip, batch_size, start, on_batch)
-        return
-    drawing = _ahead(_batch, strategy, seed_, batch, batch_size)
-    try:
-        while count is None or produced < count:
-            fresh = []
-            for p in drawing():
-                key = hashlib.sha1(p.to_json(sort_keys=True).encode()).hexdigest()
-                if key not in seen:
-                    seen.add(key)
-                    fresh.append((key, p))
-            if on_batch is not None:
-                on_batch(batch, produced + len(fresh), [k for k, _ in fresh])
-            if count is None or produced + len(fresh) < count:  # needed next: drawn while this one is used
-                drawing = _ahead(_batch, strategy, seed_, batch + 1, batch_size)
-            for _, p in fresh:
-                produced += 1
-                if produced > skip:
-                    yield p
-                if count is not None and produced >= count:
-                    return
-            batch += 1
-    finally:  # a stream given up mid-batch: no Hypothesis run outlives it (they share global state)
-        drawing.wait()
-
-
-def _generate_in_processes(recipe, processes, seed_, count, skip, batch_size, start, on_batch):
-    """generate()'s loop with its batches drawn by a BatchDrawers."""
-    seen: set[str] = set(start.seen)
     produced, batch = start.produced, start.batch
-    with BatchDrawers(recipe, processes) as drawers:
-        ahead = batch  # the next batch not yet asked for
-
-        def ask_ahead(needed: int | None) -> None:
-            nonlocal ahead
-            # a count-limited stream asks for no batch it cannot need (each yields at most batch_size)
-            limit = processes if needed is None else min(processes, -(-needed // batch_size))
-            while ahead - batch < max(1, limit):
-                drawers.ask(seed_, ahead, batch_size)
-                ahead += 1
-
-        ask_ahead(None if count is None else count - produced)
+    source = (_InProcesses(recipe, processes, seed_, batch_size) if processes > 0 and recipe is not None
+              else _InThread(strategy, seed_, batch_size))
+    try:
+        source.ask_from(batch, None if count is None else count - produced)
         while count is None or produced < count:
             fresh = []
-            for p in drawers.take(batch):
+            for p in source.take(batch):
                 key = hashlib.sha1(p.to_json(sort_keys=True).encode()).hexdigest()
                 if key not in seen:
                     seen.add(key)
@@ -111,14 +71,60 @@ def _generate_in_processes(recipe, processes, seed_, count, skip, batch_size, st
                 on_batch(batch, produced + len(fresh), [k for k, _ in fresh])
             batch += 1
             left = None if count is None else count - produced - len(fresh)
-            if left is None or left > 0:
-                ask_ahead(left)
+            if left is None or left > 0:  # needed next: drawn while this one is used
+                source.ask_from(batch, left)
             for _, p in fresh:
                 produced += 1
                 if produced > skip:
                     yield p
                 if count is not None and produced >= count:
                     return
+    finally:  # a stream given up mid-batch: no Hypothesis run outlives it (they share global state)
+        source.close()
+
+
+class _InThread:
+    """Batches drawn one ahead, in a thread of this process (_ahead)."""
+
+    def __init__(self, strategy, seed_: int, size: int):
+        self._args = (strategy, seed_)
+        self._size = size
+        self._drawing: dict = {}  # batch -> _ahead's waiter
+
+    def ask_from(self, batch: int, left: int | None) -> None:
+        if batch not in self._drawing:
+            self._drawing[batch] = _ahead(_batch, *self._args, batch, self._size)
+
+    def take(self, batch: int) -> list[Program]:
+        return self._drawing.pop(batch)()
+
+    def close(self) -> None:
+        for waiter in self._drawing.values():
+            waiter.wait()
+
+
+class _InProcesses:
+    """Batches drawn by a BatchDrawers, up to one ahead per process."""
+
+    def __init__(self, recipe, processes: int, seed_: int, size: int):
+        self._drawers = BatchDrawers(recipe, processes)
+        self._processes, self._seed, self._size = processes, seed_, size
+        self._ahead = None  # the next batch not yet asked for
+
+    def ask_from(self, batch: int, left: int | None) -> None:
+        if self._ahead is None:
+            self._ahead = batch
+        # a count-limited stream asks for no batch it cannot need (each yields at most size programs)
+        limit = self._processes if left is None else min(self._processes, -(-left // self._size))
+        while self._ahead - batch < max(1, limit):
+            self._drawers.ask(self._seed, self._ahead, self._size)
+            self._ahead += 1
+
+    def take(self, batch: int) -> list[Program]:
+        return self._drawers.take(batch)
+
+    def close(self) -> None:
+        self._drawers.close()
 
 
 def _drawer_main(conn, recipe) -> None:
