@@ -6,9 +6,10 @@
 # on one machine (one lease): their ratio is the figure.
 #   bash scripts/gpu_scaling.sh OUT SECONDS SEED one|all
 set -uo pipefail
-cd "$(dirname "$0")/.."
 out=${1:?usage: gpu_scaling.sh OUT SECONDS SEED one|all}
 seconds=${2:?}; seed=${3:?}; which=${4:?}
+mkdir -p "$out"; out=$(cd "$out" && pwd)  # before the cd below
+cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1
 case "$which" in

@@ -79,3 +79,36 @@ def test_a_finding_that_fails_alone_stays_an_entry(tmp_path):
     assert where == path and note["reproduces"] is True, note
     assert json.loads((path / "meta.json").read_text())["standalone"]["reproduces"] is True
     assert unconfirmed(tmp_path) == [] and [e.path for e in c.entries()] == [path]
+
+
+def test_a_check_whose_entry_was_merged_into_meanwhile_writes_nothing(tmp_path, monkeypatch):
+    """The follow-up runner gives its lock up while a check's fresh process runs
+    (isolated.lock_given_up_while_waiting): another job may merge into the entry
+    meanwhile. The check's answer is about the script and program it ran, so it is
+    dropped when they changed, rather than written over the merge's."""
+    import fuzz.findings.standalone as standalone
+    import fuzz.program.short_repro as short_repro
+    from fuzz.findings.scripts import program_digest
+
+    c = Corpus(tmp_path)
+    _, _, path = _record(c, WARM)
+    assert "lines" in json.loads((path / "meta.json").read_text())["short_repro"]
+    merged_repro = "# the short form of the program a merge made the entry's own\n"
+
+    def merged_meanwhile(script, verdict, timeout):
+        (path / "repro.py").write_text(merged_repro)
+        return False, "it passed", 0.1
+    monkeypatch.setattr(short_repro, "check_short_repro", merged_meanwhile)
+    info = c.check_repro(path)
+    assert not info.get("checked") and (path / "repro.py").read_text() == merged_repro
+    assert not json.loads((path / "meta.json").read_text())["short_repro"].get("checked")
+
+    other = program([("relu", ["x0"], {})], marks=["dynamic"], sizes={"s0": [3, 5]}, backend=WARM)
+
+    def program_replaced_meanwhile(entry, timeout):
+        (path / "program.json").write_text(other.to_json())
+        return False, "it passed"
+    monkeypatch.setattr(standalone, "run_harness", program_replaced_meanwhile)
+    where, note = confirm(c, path)
+    assert where == path and "not_checked" in note and path.is_dir() and unconfirmed(tmp_path) == []
+    assert program_digest(c.load(path).program) == program_digest(other)

@@ -218,7 +218,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                 progress.update(state.summary())
                 followups.poll()
                 if isinstance(pool, WorkerPool):  # a share of the CPUs for follow-ups, by their queue
-                    pool.paused = workers_to_pause(pool.workers, cpus, followups.log.running())
+                    pool.paused = workers_to_pause(pool.workers, cpus, followups.running())
         if pool is not None:
             pool.close()
         if cluster is not None:
@@ -244,6 +244,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
         followups.stop()
         raise
     finally:
+        getattr(results, "close", lambda: None)()  # the program stream: its drawing processes end now, not at garbage collection
         if pool is not None:
             pool.close()
         state.followups = followups.counts()

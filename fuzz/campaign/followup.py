@@ -153,9 +153,6 @@ class JobLog:
         return sorted((j for j in self.jobs.values() if j.state not in _TERMINAL),
                       key=lambda j: (_FIRST.get(j.type, 1), j.order))
 
-    def running(self) -> int:
-        return sum(j.state == "running" for j in self.jobs.values())
-
     def counts(self) -> dict:
         out = {"pending": 0, "done": 0, "skipped": 0, "failed": 0}
         for j in self.jobs.values():
@@ -382,6 +379,11 @@ class FollowUps:
     @property
     def pending(self) -> int:
         return self.counts()["pending"]
+
+    def running(self) -> int:
+        """Jobs the current runner is running (a runner killed earlier left its jobs "started")."""
+        pid = self.proc.pid if self.proc is not None else None
+        return sum(j.state == "running" and j.pid == pid for j in self.log.jobs.values()) if pid else 0
 
     def _running(self) -> Job | None:
         pid = self.proc.pid if self.proc else None

@@ -129,19 +129,26 @@ class _InProcesses:
 
 def _drawer_main(conn, recipe) -> None:
     """A drawing process: build the strategy once, then draw each batch asked for."""
+    import signal
+
     from fuzz.campaign.lifeline import exit_with_parent
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the campaign decides; Ctrl-C reaches it
     exit_with_parent()
     strategy = recipe()
     while True:
         try:
             seed_, batch, size = conn.recv()
-        except EOFError:
+        except (EOFError, OSError):
             return
         try:
-            conn.send((batch, True, _batch(strategy, seed_, batch, size)))
+            answer = (batch, True, _batch(strategy, seed_, batch, size))
         except Exception as e:  # noqa: BLE001 - raised again in the campaign
-            conn.send((batch, False, f"{type(e).__name__}: {e}"))
+            answer = (batch, False, f"{type(e).__name__}: {e}")
+        try:
+            conn.send(answer)
+        except OSError:  # the campaign is done with this stream
+            return
 
 
 class BatchDrawers:
@@ -185,8 +192,8 @@ class BatchDrawers:
     def close(self) -> None:
         for conn in self._conns:
             conn.close()
-        for proc in self._procs:
-            proc.join(timeout=2)
+        for proc in self._procs:  # they hold no state: one still drawing a batch no one will take is killed
+            proc.join(timeout=0.2)
             if proc.is_alive():
                 proc.kill()
                 proc.join()

@@ -85,6 +85,8 @@ def confirm(corpus: Corpus, entry_dir, *, timeout: float = 600.0) -> tuple[Path,
     if missing:
         return d, {"not_checked": missing}
     fails, shown = run_harness(entry, timeout=timeout)
+    if program_digest(corpus.load(d).program) != digest:  # a merge made another program its own meanwhile
+        return d, {"not_checked": "the entry's program changed while its harness ran"}
     note = {"checked": _now(), "reproduces": fails, "shown": shown[:600], "torch": torch.__version__,
             "program": digest}
     corpus.set_meta(d, "standalone", note)
