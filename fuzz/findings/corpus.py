@@ -169,8 +169,6 @@ def capture_env() -> dict:
     return env
 
 
-# -- files ----------------------------------------------------------------------
-
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -371,12 +369,11 @@ class Corpus:
             return meta.get("short_repro") or {}
 
     def check_repro(self, entry_dir, *, timeout: float = 600.0) -> dict:
-        """Run the entry's short repro.py standalone in a fresh process, unless this
-        very script was run before: it must fail the way the entry's verdict did. The answer goes under meta.json's
-        "short_repro" (checked: when, reproduces, what it showed, the torch that
-        ran it); a short form that does not reproduce is replaced by the harness,
-        and the entry says why. Entries without a short form, or whose device or
-        stack this machine lacks, are left as they are. Returns "short_repro"."""
+        """Run the entry's short repro.py standalone in a fresh process (unless this very script ran before): it must
+        fail as the entry's verdict did. The answer goes under meta.json's "short_repro" (checked: when, reproduces,
+        what it showed, the torch that ran it); a short form that does not reproduce is replaced by the harness, and
+        the entry says why. Entries without a short form, or whose device or stack this machine lacks, are left as
+        they are; so is one whose repro.py a merge replaced while the check ran. Returns "short_repro"."""
         from fuzz.devices import missing as missing_device
         from fuzz.program.short_repro import check_short_repro
 
@@ -392,7 +389,7 @@ class Corpus:
         ok, shown, seconds = check_short_repro(script, entry.verdict, timeout=timeout)
         with _locked(d):
             entry = self.load(d)
-            if (d / "repro.py").read_text() != script:  # merged into while it ran: its new form is checked anew
+            if (d / "repro.py").read_text() != script:  # its new form is checked by the merge's own settle
                 return dict(entry.meta.get("short_repro") or {})
             info.update(checked=_now(), reproduces=ok, shown=shown, seconds=round(seconds, 1),
                         torch=capture_env().get("torch"))
