@@ -217,7 +217,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                     last_save = time.monotonic()
                 progress.update(state.summary())
                 followups.poll()
-                if isinstance(pool, WorkerPool):  # a share of the CPUs for follow-ups, by their queue
+                if isinstance(pool, WorkerPool):  # the CPUs of the follow-up jobs running come out of the workers
                     pool.paused = workers_to_pause(pool.workers, cpus, followups.running())
         if pool is not None:
             pool.close()
