@@ -19,6 +19,7 @@ from fuzz.campaign.generate import generate
 from fuzz.campaign.recorder import Recorder
 from fuzz.campaign.sizing import drawing_processes, usable_cpus
 from fuzz.campaign.state import CampaignState, StateError
+from fuzz.campaign.winddown import WindDown
 
 
 # The per-case time limit `shapefuzz run` gives by device type (else 300 s). A hang
@@ -155,6 +156,10 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     followups = FollowUps(cfg.state_dir, ray=cluster.gcs if cluster is not None else None,  # with Ray: jobs there
                           env={**followup_env(cfg.state_dir, followup_share), **compiling})
     rec = Recorder(cfg, kind, state, corpus, known, followups, progress, result)
+    wind_down = None
+    if cfg.time_limit is not None and cfg.shrink:  # the last minutes go to the shrinks (fuzz/campaign/winddown.py)
+        wind_down = WindDown(cfg.time_limit, lambda: state.elapsed, followups.log.refresh,
+                             slots=usable_cpus(), default=cfg.shrink_budget, note=progress.note)
 
     def cases():
         start = state.generation_start()  # a resume draws from the batch of its first unjudged case
@@ -163,6 +168,8 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                                        processes=drawing_processes() if cfg.workers else 0),
                               start=start.produced):
             if cfg.time_limit is not None and state.elapsed > cfg.time_limit:
+                return
+            if wind_down is not None and wind_down.due(time.monotonic()):
                 return
             if cfg.max_findings is not None and len(state.finding_cases) >= cfg.max_findings:
                 return
@@ -230,6 +237,8 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
             on_cases_done(result.summary)
         if wait:
             followups.finish(progress.note)
+        elif wind_down is not None and wind_down.began:  # the rest of the time limit is the follow-ups'
+            followups.finish(progress.note, until=time.monotonic() + wind_down.remaining())
         else:
             followups.stop()
     except KeyboardInterrupt:

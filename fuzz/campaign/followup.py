@@ -60,6 +60,7 @@ class Job:
     aborts: int = 0
     pid: int | None = None  # of the runner that started it last
     started_at: float | None = None
+    finished_at: float | None = None
     detail: str = ""
 
     @property
@@ -124,7 +125,7 @@ class JobLog:
         elif ev == "aborted":
             job.state, job.aborts = "queued", job.aborts + 1
         elif ev in _TERMINAL:
-            job.state, job.detail = ev, r.get("detail", "")
+            job.state, job.detail, job.finished_at = ev, r.get("detail", ""), r.get("time")
 
     def append(self, job_id: str, event: str, **fields) -> None:
         line = (json.dumps({"job": job_id, "event": event, "time": time.time(), **fields}) + "\n").encode()
@@ -423,8 +424,9 @@ class FollowUps:
             self.proc.wait()
             self.proc = None
 
-    def finish(self, note=None, every: float = 30.0) -> dict:
-        """Run every pending job (each within its timeout); returns the counts."""
+    def finish(self, note=None, every: float = 30.0, until: float | None = None) -> dict:
+        """Run every pending job (each within its timeout), or those that finish
+        before the time.monotonic() deadline `until` (then stop() the rest); returns the counts."""
         self.draining = True
         if self.proc is not None and self.proc.stdin is not None:
             self.proc.stdin.close()  # the runner finishes what is pending, then exits
@@ -434,6 +436,9 @@ class FollowUps:
             c = self.log.counts()
             if not c["pending"] and self.proc is None:
                 return c
+            if until is not None and time.monotonic() >= until:
+                self.stop()
+                return self.log.counts()
             if note and c["pending"] and time.monotonic() - last >= every:
                 last = time.monotonic()
                 job = self._running()

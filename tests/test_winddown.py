@@ -1,0 +1,85 @@
+"""A timed campaign winds down (fuzz/campaign/winddown.py): its cases stop once
+the shrinks pending need the rest of the time, never before the last
+LATEST_SHARE of it, and its follow-ups get the machine until the limit."""
+
+import json
+import re
+
+import pytest
+
+from fuzz.campaign.followup import JobLog
+from fuzz.campaign.winddown import LATEST_SHARE, WindDown, drain_seconds, typical_seconds, wind_down_due
+
+
+def log_with(tmp_path, done: dict, pending: list) -> JobLog:
+    """A job log whose done jobs took the given seconds ({id: (type, seconds)}) and whose `pending` are queued."""
+    jobs = JobLog(str(tmp_path))
+    lines = []
+    for job_id, (t, took) in done.items():
+        lines += [{"job": job_id, "event": "queued", "type": t, "entry": job_id, "time": 0.0},
+                  {"job": job_id, "event": "started", "pid": 1, "time": 100.0},
+                  {"job": job_id, "event": "done", "time": 100.0 + took}]
+    lines += [{"job": f"{t}:{k}", "event": "queued", "type": t, "entry": str(k), "time": 0.0}
+              for k, t in enumerate(pending)]
+    (tmp_path / "jobs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return jobs.refresh()
+
+
+def test_the_typical_shrink_is_the_median_of_the_done_ones(tmp_path):
+    jobs = log_with(tmp_path, {"shrink:a": ("shrink", 40), "shrink:b": ("shrink", 90), "shrink:c": ("shrink", 500),
+                               "triage:a": ("triage", 900)}, [])
+    assert typical_seconds(jobs) == 90  # triages are not counted; one slow shrink does not set it
+    assert typical_seconds(log_with(tmp_path, {}, []), default=300) == 300
+
+
+def test_the_drain_counts_the_shrinks_pending_and_one_more_by_rounds_of_slots(tmp_path):
+    jobs = log_with(tmp_path, {"shrink:a": ("shrink", 60)}, ["shrink"] * 15 + ["triage"] * 9)
+    assert drain_seconds(jobs, slots=16) == 60  # 15 + 1 shrinks: one round on 16 CPUs
+    assert drain_seconds(jobs, slots=8) == 120
+    assert drain_seconds(log_with(tmp_path, {"shrink:a": ("shrink", 60)}, []), slots=2) == 60
+
+
+def test_the_wind_down_comes_when_the_drain_needs_the_rest_but_never_early():
+    assert not wind_down_due(remaining=600, time_limit=1800, drain=120)
+    assert wind_down_due(remaining=120, time_limit=1800, drain=120)
+    # a long backlog stops the cases no earlier than the last LATEST_SHARE of the time
+    assert not wind_down_due(remaining=LATEST_SHARE * 1800 + 1, time_limit=1800, drain=3000)
+    assert wind_down_due(remaining=LATEST_SHARE * 1800, time_limit=1800, drain=3000)
+
+
+def test_wind_down_once_due_stays_due_and_says_so_once(tmp_path):
+    jobs = log_with(tmp_path, {"shrink:a": ("shrink", 60)}, ["shrink"] * 3)
+    clock = {"elapsed": 0.0}
+    notes = []
+    w = WindDown(1800, lambda: clock["elapsed"], lambda: jobs, slots=16, default=300, note=notes.append)
+    assert not w.due(now=0.0)
+    clock["elapsed"] = 1800 - 59
+    assert not w.due(now=0.5)  # looked at most once a second
+    assert w.due(now=1.0) and w.began
+    clock["elapsed"] = 0.0  # (no going back)
+    assert w.due(now=2.0) and w.due(now=5.0)
+    assert len(notes) == 1 and "3 shrinks pending" in notes[0], notes
+
+
+@pytest.mark.campaign
+def test_a_timed_campaign_stops_its_cases_early_and_gives_the_rest_to_its_followups(tmp_path, monkeypatch):
+    """A 30-second campaign whose shrinks would take 10 s winds down 6 s before its
+    end (LATEST_SHARE), runs a shrink after its last case, and returns at its
+    limit (--no-wait), not when its cases end."""
+    import fuzz.campaign.winddown as winddown
+    from fuzz.campaign.driver import CampaignConfig, run_campaign
+    from fuzz.campaign.progress import Progress
+
+    monkeypatch.setattr(winddown, "drain_seconds", lambda jobs, slots, default: 10.0)
+    notes = []
+    progress = Progress(live=False)
+    monkeypatch.setattr(progress, "note", notes.append)
+    cfg = CampaignConfig(backend="fuzz.planted:corrupt_large", seed=4, max_cases=None, time_limit=30, workers=0,
+                         triage=False, state_dir=str(tmp_path / "st"), corpus_dir=str(tmp_path / "corpus"))
+    res = run_campaign(cfg, progress=progress, wait=False)
+    wound = [n for n in notes if n.startswith("winding down")]
+    assert len(wound) == 1 and re.search(r"in the last [56] s", wound[0]), notes
+    cases = [json.loads(x)["at"] for x in open(tmp_path / "st" / "cases.jsonl") if '"at"' in x]
+    starts = [j["time"] for j in map(json.loads, open(tmp_path / "st" / "jobs.jsonl")) if j["event"] == "started"]
+    assert max(starts) > max(cases), "no follow-up started in the wind-down"
+    assert res.summary["elapsed"] >= 29.5 and res.summary["cases"] == len(cases)
