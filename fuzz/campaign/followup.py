@@ -424,12 +424,16 @@ class FollowUps:
             self.proc.wait()
             self.proc = None
 
+    def drain(self) -> None:
+        """From now on the runner runs jobs on every slot, and exits once none is pending."""
+        self.draining = True
+        if self.proc is not None and self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.proc.stdin.close()  # the runner finishes what is pending, then exits
+
     def finish(self, note=None, every: float = 30.0, until: float | None = None) -> dict:
         """Run every pending job (each within its timeout), or those that finish
         before the time.monotonic() deadline `until` (then stop() the rest); returns the counts."""
-        self.draining = True
-        if self.proc is not None and self.proc.stdin is not None:
-            self.proc.stdin.close()  # the runner finishes what is pending, then exits
+        self.drain()
         last = 0.0
         while True:
             self.poll()
