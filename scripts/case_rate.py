@@ -1,6 +1,6 @@
 """Sustained cases/s of a campaign state dir: cases recorded per second over
 its steady part, leaving out the workers' start (until the first WARMUP cases)
-and the tail (after the time limit, when only the last cases finish).
+and the tail (after the time limit or the wind-down, when only the last cases finish).
 With --workers N it also says where the workers' time went in that window:
 the seconds a case took in its worker (worker_s_per_case; it grows when the
 CPUs are oversubscribed) and the share of the N workers' time spent on cases
@@ -37,6 +37,10 @@ def main() -> None:
         raise SystemExit(f"{args.state}: fewer than 2 cases with a time ('at'); older state dirs have none")
     at.sort()
     lo, hi = at[0] + args.skip_first, at[-1] - args.skip_last
+    try:  # a timed campaign's wind-down: no new cases after it, only the last ones finishing
+        hi = min(hi, json.load(open(os.path.join(args.state, "state.json")))["wind_down_at"])
+    except (OSError, ValueError, KeyError):
+        pass
     window = [t for t in at if lo <= t <= hi]
     if hi <= lo or len(window) < 2:
         raise SystemExit(f"{args.state}: the run is too short for that window")

@@ -87,4 +87,6 @@ def test_a_timed_campaign_stops_its_cases_early_and_gives_the_rest_to_its_follow
     cases = [json.loads(x)["at"] for x in open(tmp_path / "st" / "cases.jsonl") if '"at"' in x]
     starts = [j["time"] for j in map(json.loads, open(tmp_path / "st" / "jobs.jsonl")) if j["event"] == "started"]
     assert max(starts) > max(cases), "no follow-up started in the wind-down"
+    # recorded, for scripts/case_rate.py: in this process no case was in flight then
+    assert json.load(open(tmp_path / "st" / "state.json"))["wind_down_at"] >= max(cases)
     assert res.summary["elapsed"] >= 29.5 and res.summary["cases"] == len(cases)

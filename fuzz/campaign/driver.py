@@ -159,7 +159,8 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     wind_down = None
     if cfg.time_limit is not None and cfg.shrink:  # the last minutes go to the shrinks (fuzz/campaign/winddown.py)
         wind_down = WindDown(cfg.time_limit, lambda: state.elapsed, followups.log.refresh,
-                             slots=usable_cpus(), default=cfg.shrink_budget, note=progress.note, begin=followups.drain)
+                             slots=usable_cpus(), default=cfg.shrink_budget, note=progress.note,
+                             begin=lambda: (followups.drain(), setattr(state, "wind_down_at", round(time.time(), 2))))
 
     def cases():
         start = state.generation_start()  # a resume draws from the batch of its first unjudged case

@@ -161,6 +161,7 @@ class CampaignState:
     cache_hits: int = 0  # torch_xla cases that reused a cached executable
     batches: int = 0  # generated batches recorded in batches.jsonl
     elapsed_before: float = 0.0  # wall time of earlier sessions
+    wind_down_at: float | None = None  # time.time() when this session's cases stopped for the follow-ups (winddown.py)
     session_start: float = field(default_factory=time.monotonic)
     _lock: object = field(default=None, repr=False, compare=False)  # the lock file, held while open
 
@@ -316,6 +317,7 @@ class CampaignState:
                 "signatures": len(self.signatures),
                 "bugs": self.bugs(), "followups": dict(self.followups), "corpus_dir": self.corpus_dir,
                 "restarts": dict(self.restarts), "cache_hits": self.cache_hits,
+                **({"wind_down_at": self.wind_down_at} if self.wind_down_at else {}),
                 **({"nodes": self.nodes} if self.nodes else {}),
                 **({"node_cases": dict(self.node_cases)} if self.node_cases else {})}
 
