@@ -128,6 +128,25 @@ wrong_with_data_dependent.__doc__ = ("Wrong output element for graphs that keep 
                                      "with Dynamo's capture_dynamic_output_shape_ops / capture_scalar_outputs.")
 
 
+def _resizes_by_size_or_in_5d(gm) -> bool:
+    """An interpolate to a given size, or of a 5-d tensor."""
+    for n in gm.graph.nodes:
+        if n.op != "call_function" or getattr(n.target, "__name__", "") != "interpolate":
+            continue
+        x = n.args[0] if n.args else n.kwargs.get("input")
+        value = getattr(x, "meta", {}).get("example_value")
+        sized = n.kwargs.get("size") is not None or (len(n.args) > 1 and n.args[1] is not None)
+        if sized or (value is not None and value.dim() == 5):
+            return True
+    return False
+
+
+wrong_on_sized_or_5d_interpolate = _when_graph_has({"interpolate"}, also=_resizes_by_size_or_in_5d)
+wrong_on_sized_or_5d_interpolate.__doc__ = ("Wrong output element for graphs that interpolate to a literal size= "
+                                            "or interpolate a 5-d tensor (issue 27: programs the generator "
+                                            "could not write).")
+
+
 def wrong_strides(gm, example_inputs):
     """Right values, wrong layout: an output whose last two dims are both
     longer than 1 comes back with them swapped in memory."""
@@ -205,4 +224,5 @@ def wrong_gradients(gm, example_inputs):
 
 
 PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_odd_reflect", "wrong_after_matmul",
-           "wrong_with_data_dependent", "wrong_strides", "breaks_on_alias", "widens_narrow_ints", "wrong_gradients")
+           "wrong_with_data_dependent", "wrong_strides", "breaks_on_alias", "widens_narrow_ints", "wrong_gradients",
+           "wrong_on_sized_or_5d_interpolate")

@@ -213,7 +213,8 @@ MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad
                "wrong_on_odd_reflect": [["pad"]], "wrong_after_matmul": [["matmul"]],
                "wrong_with_data_dependent": [["nonzero"], ["nonzero", "nan_to_num"]],
                "wrong_strides": [["nan_to_num"]], "breaks_on_alias": [["add"]],
-               "widens_narrow_ints": [["add_scalar_"], ["add"], ["mul_"]], "wrong_gradients": [["nan_to_num"]]}
+               "widens_narrow_ints": [["add_scalar_"], ["add"], ["mul_"]], "wrong_gradients": [["nan_to_num"]],
+               "wrong_on_sized_or_5d_interpolate": [["interpolate"]]}
 
 # The outcome each planted bug shows as, and what its minimal program keeps of the feature it breaks:
 # the generator reaches the feature and the oracle sees the bug there.
@@ -229,6 +230,8 @@ SEEN_AS = {
     "breaks_on_alias": ("divergence", lambda p: any(x.get("alias") for x in p["inputs"])),
     "widens_narrow_ints": ("divergence", lambda p: any(x["dtype"] in ("uint8", "int8", "int16") for x in p["inputs"])),
     "wrong_gradients": ("gradient-mismatch", lambda p: p["settings"]["backward"]),
+    "wrong_on_sized_or_5d_interpolate": ("divergence", lambda p: "size" in p["ops"][0]["params"] or any(
+        len(x["shape"]) == 5 for x in p["inputs"])),
 }
 
 

@@ -1,0 +1,57 @@
+"""How often the default generator draws each capability of the reach issues
+(issue 27), as a share of the cases where it applies: draws the programs
+`shapefuzz run` would generate (same strategy, seed and order) and, for each
+row of REACH, counts the programs it applies to and those that have it.
+
+    PYTHONPATH=. .venv/bin/python scripts/reach.py --count 3000 --seed 1
+"""
+
+from __future__ import annotations
+
+import argparse
+
+_FLOATS = ("float32", "float16", "bfloat16", "float64")
+
+
+def _float_input_of_rank(p, ranks) -> bool:
+    return any(len(x.shape) in ranks and x.dtype in _FLOATS for x in p.inputs)
+
+
+def _interpolates(p, how) -> bool:
+    return any(o.op == "interpolate" and how(o.params) for o in p.ops)
+
+
+# name -> (applies to the program, the program has it)
+REACH = {
+    "interpolate of a 5-d tensor": (
+        lambda p: _float_input_of_rank(p, (5,)),
+        lambda p: _interpolates(p, lambda q: q["mode"] == "trilinear" or len(q.get("size", ())) == 3)),
+    "interpolate to a literal size=": (
+        lambda p: _float_input_of_rank(p, (3, 4, 5)),
+        lambda p: _interpolates(p, lambda q: "size" in q)),
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", default="inductor")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--count", type=int, default=3000)
+    args = ap.parse_args()
+
+    from fuzz.campaign.driver import CampaignConfig, campaign_strategy
+    from fuzz.campaign.generate import generate
+
+    cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed)
+    progs = list(generate(campaign_strategy(cfg), seed_=cfg.seed, count=args.count))
+    print(f"{len(progs)} programs: backend {args.backend}, device {args.device}, seed {args.seed}")
+    for name, (applies, has) in REACH.items():
+        where = [p for p in progs if applies(p)]
+        hits = sum(1 for p in where if has(p))
+        share = f"{100 * hits / len(where):.1f}%" if where else "-"
+        print(f"  {name}: {hits} of {len(where)} cases where it applies ({share}); {hits} of {len(progs)} in all")
+
+
+if __name__ == "__main__":
+    main()
