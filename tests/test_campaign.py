@@ -209,7 +209,8 @@ def test_a_job_whose_runner_died_is_started_once_more_then_failed(tmp_path):
 # -- one bug, one entry -----------------------------------------------------------------
 
 # The minimal programs' ops each planted backend's entries may have (scripts/one_entry.py, seed 4).
-MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad"]], "mutate_input": [["nan_to_num"]],
+MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad"]],
+               "mutate_input": [["nan_to_num"], ["embedding", "mask_index", "masked_select"]],
                "wrong_on_odd_reflect": [["pad"]], "wrong_after_matmul": [["matmul"]],
                "wrong_with_data_dependent": [["nonzero"], ["nonzero", "nan_to_num"]],
                "wrong_strides": [["nan_to_num"]], "breaks_on_alias": [["add"]],
@@ -234,13 +235,27 @@ SEEN_AS = {
         len(x["shape"]) == 5 for x in p["inputs"])),
 }
 
+# A second form a planted bug may show as. mutate_input writes into its graph's first floating input; past a
+# graph break (a boolean-mask index), that input is an intermediate the next graph reads, and the user sees
+# a wrong output, not a mutated input (this test's campaign, seed 4, once interpolate joined the ops).
+ALSO_SEEN_AS = {"mutate_input": ("divergence", lambda p: any(o["op"] == "mask_index" for o in p["ops"]))}
+
 
 def entries_of(corpus):
     return sorted(d for d in os.listdir(corpus) if (corpus / d).is_dir() and not d.startswith("."))
 
 
+def stock_backends_reproducing(entry) -> list:
+    """The stock backends (eager, aot_eager, ...) an entry's triage saw reproduce it: a bug of torch's
+    own stack that a planted backend built on it (wrong_gradients wraps AOTAutograd) also shows."""
+    rows = json.load(open(entry / "ablation.json"))["rows"]
+    return [r["changes"]["backend"] for r in rows if r["axis"] == "backend" and r["reproduces"]]
+
+
 def assert_settled(corpus, state, backend=None):
-    """Every entry re-keyed by its minimal signature, shrunk, triaged once; no job pending, failed or run twice."""
+    """Every entry re-keyed by its minimal signature, shrunk, triaged once; no job pending, failed or run twice.
+    With `backend` (a planted one), each entry that no stock backend reproduces is that plant's bug,
+    in one of its minimal forms."""
     jobs = lines(state / "jobs.jsonl")
     finished = [(r["job"], r["event"]) for r in jobs if r["event"] in ("done", "skipped", "failed")]
     log = (state / "followup.log").read_text() if (state / "followup.log").exists() else ""
@@ -257,11 +272,14 @@ def assert_settled(corpus, state, backend=None):
         # once for the program it has now (and once more for each program a merge replaced)
         runs = [t.split(" (")[0] for t in triaged if t.startswith(f"triaged {name} ")]  # t may end in " (where)"
         assert runs and len(runs) == len(set(runs)), triaged
-        if backend:
+        if backend and not stock_backends_reproducing(e):
             inputs = 2 if backend == "breaks_on_alias" else 1  # an input and its alias
             assert [o["op"] for o in program["ops"]] in MINIMAL_OPS[backend] and len(program["inputs"]) == inputs
             outcome, keeps = SEEN_AS[backend]
-            assert json.load(open(e / "verdict.json"))["outcome"] == outcome and keeps(program), program
+            seen = json.load(open(e / "verdict.json"))["outcome"]
+            if seen != outcome and backend in ALSO_SEEN_AS:
+                outcome, keeps = ALSO_SEEN_AS[backend]
+            assert seen == outcome and keeps(program), program
         for k in meta["variants"]:
             assert (e / "variants" / k / "program.json").exists()
     return entries_of(corpus)
@@ -285,7 +303,11 @@ def test_one_planted_bug_gives_one_entry_after_200_cases(tmp_path, name):
                        env=env(), capture_output=True, text=True, timeout=900)
     assert r.returncode == 1, r.stderr[-2000:]
     entries = assert_settled(corpus, state, name)
-    assert 1 <= len(entries) <= 2, entries
+    stock = {e: stock_backends_reproducing(corpus / e) for e in entries}
+    planted = [e for e in entries if not stock[e]]
+    assert 1 <= len(planted) <= 2, entries
+    for e in set(entries) - set(planted):  # torch's own bugs: reported, not the plant's
+        print(f"{name}: {e} reproduces on {', '.join(stock[e])}: a bug of the stock stack")
     raw = {f["key"] for f in lines(state / "findings.jsonl")}
     stats = subprocess.run([sys.executable, "-m", "fuzz", "stats", str(state), "--json"], env=env(),
                            capture_output=True, text=True, timeout=120)
