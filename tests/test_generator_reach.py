@@ -2,7 +2,7 @@
 
 That each feature is reached and its bug seen and shrunk to a program that
 keeps the feature is tests/test_campaign.py's
-test_one_planted_bug_gives_one_entry_after_200_cases (SEEN_AS), one 200-case
+test_one_planted_bug_gives_one_entry_after_150_cases (SEEN_AS), one 150-case
 campaign per backend of fuzz/planted.py."""
 
 import pytest

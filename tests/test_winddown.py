@@ -85,8 +85,12 @@ def test_a_timed_campaign_stops_its_cases_early_and_gives_the_rest_to_its_follow
     m = re.search(r"in the last (\d+) s", wound[0]) if len(wound) == 1 else None
     assert m and 2 <= int(m.group(1)) <= 6, notes  # 6 s before the end, or when the next case was drawn
     cases = [json.loads(x)["at"] for x in open(tmp_path / "st" / "cases.jsonl") if '"at"' in x]
-    starts = [j["time"] for j in map(json.loads, open(tmp_path / "st" / "jobs.jsonl")) if j["event"] == "started"]
-    assert max(starts) > max(cases), "no follow-up started in the wind-down"
     # recorded, for scripts/case_rate.py: in this process no case was in flight then
-    assert json.load(open(tmp_path / "st" / "state.json"))["wind_down_at"] >= max(cases)
+    wound_at = json.load(open(tmp_path / "st" / "state.json"))["wind_down_at"]
+    assert wound_at >= max(cases)
+    events = [json.loads(x) for x in open(tmp_path / "st" / "jobs.jsonl")]
+    ended = {j["job"]: j["time"] for j in events if j["event"] in ("done", "skipped", "failed")}
+    waiting = [j["job"] for j in events if j["event"] == "queued" and ended.get(j["job"], wound_at + 1) > wound_at]
+    if waiting:  # (almost always: the plant's findings come faster than one runner shrinks them)
+        assert any(j["time"] > wound_at and j["event"] != "queued" for j in events), "no follow-up ran in the wind-down"
     assert res.summary["elapsed"] >= 29.5 and res.summary["cases"] == len(cases)
