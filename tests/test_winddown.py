@@ -93,4 +93,6 @@ def test_a_timed_campaign_stops_its_cases_early_and_gives_the_rest_to_its_follow
     waiting = [j["job"] for j in events if j["event"] == "queued" and ended.get(j["job"], wound_at + 1) > wound_at]
     if waiting:  # (almost always: the plant's findings come faster than one runner shrinks them)
         assert any(j["time"] > wound_at and j["event"] != "queued" for j in events), "no follow-up ran in the wind-down"
-    assert res.summary["elapsed"] >= 29.5 and res.summary["cases"] == len(cases)
+    # at its limit, unless every follow-up was done before it
+    assert res.summary["elapsed"] >= 29.5 or not res.followups["pending"], res.summary
+    assert res.summary["cases"] == len(cases)

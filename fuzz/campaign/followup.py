@@ -436,13 +436,13 @@ class FollowUps:
         self.drain()
         last = 0.0
         while True:
+            if until is not None and time.monotonic() >= until:  # before poll(), which may start a runner
+                self.stop()
+                return self.log.refresh().counts()
             self.poll()
             c = self.log.counts()
             if not c["pending"] and self.proc is None:
                 return c
-            if until is not None and time.monotonic() >= until:
-                self.stop()
-                return self.log.counts()
             if note and c["pending"] and time.monotonic() - last >= every:
                 last = time.monotonic()
                 job = self._running()
@@ -458,9 +458,9 @@ class FollowUps:
 
     def stop(self) -> None:
         """Stop the runner now (Ctrl-C, or leaving the rest for later): its job goes back to the queue."""
-        pid = self.proc.pid if self.proc is not None and self.log.refresh() else None
-        running = [j for j in self.log.jobs.values() if j.state == "running" and j.pid == pid] if pid else []
-        self._kill()
+        pid = self.proc.pid if self.proc is not None else None
+        self._kill()  # first: a job it starts while we read the log would be left "started" (a crash, to the log)
+        running = [j for j in self.log.refresh().jobs.values() if j.state == "running" and j.pid == pid] if pid else []
         for job in running:  # one, or with a Ray cluster several
             self.log.append(job.id, "aborted")
 
