@@ -156,11 +156,14 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     followups = FollowUps(cfg.state_dir, ray=cluster.gcs if cluster is not None else None,  # with Ray: jobs there
                           env={**followup_env(cfg.state_dir, followup_share), **compiling})
     rec = Recorder(cfg, kind, state, corpus, known, followups, progress, result)
+    def wind_down_begins():  # the follow-ups take every CPU now; the time is kept for scripts/case_rate.py
+        followups.drain()
+        state.wind_down_at = round(time.time(), 2)
+
     wind_down = None
     if cfg.time_limit is not None and cfg.shrink:  # the last minutes go to the shrinks (fuzz/campaign/winddown.py)
-        wind_down = WindDown(cfg.time_limit, lambda: state.elapsed, followups.log.refresh,
-                             slots=usable_cpus(), default=cfg.shrink_budget, note=progress.note,
-                             begin=lambda: (followups.drain(), setattr(state, "wind_down_at", round(time.time(), 2))))
+        wind_down = WindDown(cfg.time_limit, lambda: state.elapsed, followups.log.refresh, slots=usable_cpus(),
+                             default=cfg.shrink_budget, note=progress.note, begin=wind_down_begins)
 
     def cases():
         start = state.generation_start()  # a resume draws from the batch of its first unjudged case

@@ -381,14 +381,16 @@ class FollowUps:
     def pending(self) -> int:
         return self.counts()["pending"]
 
+    def _jobs_of(self, pid: int | None) -> list[Job]:
+        """The jobs runner `pid` is running, as last read (a runner killed earlier left its jobs "started")."""
+        return [j for j in self.log.jobs.values() if j.state == "running" and j.pid == pid] if pid else []
+
     def running(self) -> int:
-        """Jobs the current runner is running (a runner killed earlier left its jobs "started")."""
-        pid = self.proc.pid if self.proc is not None else None
-        return sum(j.state == "running" and j.pid == pid for j in self.log.jobs.values()) if pid else 0
+        """Jobs the current runner is running."""
+        return len(self._jobs_of(self.proc.pid if self.proc is not None else None))
 
     def _running(self) -> Job | None:
-        pid = self.proc.pid if self.proc else None
-        return next((j for j in self.log.jobs.values() if j.state == "running" and j.pid == pid), None)
+        return next(iter(self._jobs_of(self.proc.pid if self.proc is not None else None)), None)
 
     def poll(self) -> None:
         """Reap a runner that ended, fail a job past its timeout, start a runner when work waits."""
@@ -460,8 +462,8 @@ class FollowUps:
         """Stop the runner now (Ctrl-C, or leaving the rest for later): its job goes back to the queue."""
         pid = self.proc.pid if self.proc is not None else None
         self._kill()  # first: a job it starts while we read the log would be left "started" (a crash, to the log)
-        running = [j for j in self.log.refresh().jobs.values() if j.state == "running" and j.pid == pid] if pid else []
-        for job in running:  # one, or with a Ray cluster several
+        self.log.refresh()
+        for job in self._jobs_of(pid):  # one, or with a Ray cluster several
             self.log.append(job.id, "aborted")
 
 
