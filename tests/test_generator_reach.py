@@ -2,8 +2,8 @@
 
 That each feature is reached and its bug seen and shrunk to a program that
 keeps the feature is tests/test_campaign.py's
-test_one_planted_bug_gives_one_entry_after_150_cases (SEEN_AS), one 150-case
-campaign per backend of fuzz/planted.py."""
+test_one_planted_bug_gives_one_entry (SEEN_AS), one campaign per backend of
+fuzz/planted.py."""
 
 import pytest
 

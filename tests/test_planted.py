@@ -91,29 +91,25 @@ def _campaign(tmp_path, backend, seed, **kw):
     return res.summary, findings
 
 
-@pytest.mark.parametrize("backend,expected", [
-    ("fuzz.planted:corrupt_large", Outcome.DIVERGENCE),
-    ("fuzz.planted:storage_error_on_pad", Outcome.COMPILED_ERROR),
-    ("fuzz.planted:mutate_input", Outcome.INPUT_MUTATION),
-])
+# Every plant is found, with its outcome, by tests/test_campaign.py's campaign of each; this one is
+# about --max-findings: the campaign stops at its first finding.
 @pytest.mark.campaign
-def test_campaign_finds_each_planted_bug(tmp_path, backend, expected):
-    summary, findings = _campaign(tmp_path, backend, seed=3, max_cases=300, max_findings=1)
+def test_a_campaign_stops_at_its_first_finding_with_max_findings_1(tmp_path):
+    summary, findings = _campaign(tmp_path, "fuzz.planted:corrupt_large", seed=3, max_cases=300, max_findings=1)
     assert findings, f"no finding in {summary['cases']} cases"
-    assert findings[0]["outcome"] == expected.value
-    assert summary["cases"] < 300  # stopped at the first finding
-    print(f"{backend}: first finding after {summary['cases']} cases")
+    assert findings[0]["outcome"] == Outcome.DIVERGENCE.value
+    assert summary["cases"] < 300 and summary["cases"] == findings[0]["i"] + 1, (summary["cases"], findings[0])
 
 
 # aot_eager is not here: it has real divergences (seed 7, torch 2.13 CPU: F.dropout's identity
 # return cloned by AOTAutograd, pytorch#115249; an output stride order on an overlapping input).
 @pytest.mark.campaign
 @pytest.mark.parametrize("backend", ["eager"])
-def test_correct_backends_give_no_findings_over_300_cases(tmp_path, backend):
-    summary, findings = _campaign(tmp_path, backend, seed=7, max_cases=300)
-    assert summary["cases"] == 300
+def test_correct_backends_give_no_findings_over_150_cases(tmp_path, backend):
+    summary, findings = _campaign(tmp_path, backend, seed=7, max_cases=150)
+    assert summary["cases"] == 150
     assert not findings, [f["text"] for f in findings[:3]]
-    assert summary["outcomes"].get("invalid", 0) <= 9  # >= 97% valid
+    assert summary["outcomes"].get("invalid", 0) <= 4  # >= 97% valid
 
 
 def test_a_campaign_reruns_a_finding_only_until_its_signature_held(tmp_path, monkeypatch):
