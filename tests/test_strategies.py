@@ -33,22 +33,43 @@ def corpus_of_draws():
 
 
 def test_eager_accepts_generated_programs():
-    """Programs are valid by construction: eager runs >= 97% of them at every call."""
+    """Programs are valid by construction: eager runs >= 97% of them at every call,
+    and each output has the dtype and rank the generator inferred for it (a value
+    typed wrongly is drawn into the ops of the wrong type: torch.any of uint8 is uint8)."""
     progs = corpus_of_draws()
-    failures = []
+    failures, mistyped = [], []
     for p in progs:
-        typecheck(p)
+        info = typecheck(p)
         prog = load(p)
         for call in range(p.calls):
             try:
-                prog.program(*prog.make_inputs(call))
+                out = prog.program(*prog.make_inputs(call))
                 prog.program(*prog.make_inputs(call, fp64=True))
             except Exception as e:  # noqa: BLE001
                 failures.append((p.to_json(), repr(e)))
                 break
+            got = [(str(t.dtype).removeprefix("torch."), t.dim()) for t in out]
+            want = [(info[name].dtype, info[name].rank) for name in p.outputs]
+            if got != want:
+                mistyped.append((p.to_json(), got, want))
+                break
     rate = 1 - len(failures) / len(progs)
     print(f"eager acceptance {rate:.4f} over {len(progs)} programs")
     assert rate >= 0.97, failures[:3]
+    assert not mistyped, mistyped[:2]
+
+
+def test_any_and_all_of_uint8_are_uint8_as_in_eager():
+    import torch
+
+    from helpers import program
+
+    for op in ("any", "all"):
+        for params in ({"dim": None, "keepdim": False}, {"dim": -1, "keepdim": True}):
+            p = program([(op, ["x0"], params)], dtype="uint8")
+            out = load(p).program(*load(p).make_inputs(0))[0]
+            assert typecheck(p)["v0"].dtype == str(out.dtype).removeprefix("torch.") == "uint8"
+            assert getattr(torch, op)(torch.ones(2, dtype=torch.int8)).dtype == torch.bool  # other ints: bool
 
 
 def test_every_op_mode_and_marking_appears():

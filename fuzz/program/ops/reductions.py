@@ -88,12 +88,12 @@ reduction("prod", "torch.prod", _ANY, D.sum_result, multi_dim=False)
 
 
 
-_to_bool = lambda dt: "bool"  # noqa: E731
+_any_all = lambda dt: "uint8" if dt == "uint8" else "bool"  # noqa: E731 - eager keeps uint8 (legacy), others give bool
 _to_long = lambda dt: "int64"  # noqa: E731
 _CORRECTION = ({"correction": st.sampled_from([1, 0])}, lambda p: f", correction={p['correction']}")
 
-reduction("any", "torch.any", _ANY, _to_bool)
-reduction("all", "torch.all", _ANY, _to_bool)
+reduction("any", "torch.any", _ANY, _any_all)
+reduction("all", "torch.all", _ANY, _any_all)
 reduction("argmax", "torch.argmax", _ANY - {"bool"}, _to_long, multi_dim=False, nonempty=True)
 reduction("argmin", "torch.argmin", _ANY - {"bool"}, _to_long, multi_dim=False, nonempty=True)
 reduction("var", "torch.var", _FLOAT, lambda dt: dt, extra=_CORRECTION)
