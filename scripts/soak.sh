@@ -2,7 +2,8 @@
 # A soak: run a campaign and sample, every INTERVAL seconds, the state dir's
 # and /tmp's disk use, the RSS of the driver and of all its descendants
 # (workers, compilers, follow-ups), the follow-ups pending and done, the
-# findings unshrunk (corpus entries not re-keyed yet) and the cases/s.
+# findings unshrunk (corpus entries not re-keyed yet; of those, how many still
+# wait for a shrink, which the others tried and could not) and the cases/s.
 # One CSV line a sample in OUT/soak.csv; the campaign's output in
 # OUT/campaign.log. Extra arguments go to `shapefuzz run`.
 #   bash scripts/soak.sh OUT SECONDS [INTERVAL] -- [run args...]
@@ -24,7 +25,7 @@ mkdir -p "$corpus" && cp corpus/known_issues.json "$corpus/" 2>/dev/null
 tmp0=$(du -sk /tmp 2>/dev/null | cut -f1)
 "$PY" -m fuzz run --time "${seconds}s" --state "$state" --corpus "$corpus" "$@" > "$out/campaign.log" 2>&1 &
 driver=$!
-echo "t_s,state_dir_kb,tmp_growth_kb,driver_rss_kb,driver_cpu_pct,load1,tree_rss_kb,processes,cases,cases_per_s,followups_pending,followups_done,entries,unshrunk" \
+echo "t_s,state_dir_kb,tmp_growth_kb,driver_rss_kb,driver_cpu_pct,load1,tree_rss_kb,processes,cases,cases_per_s,followups_pending,followups_done,entries,unshrunk,unshrunk_waiting" \
   > "$out/soak.csv"
 start=$SECONDS
 
@@ -67,14 +68,27 @@ except (OSError, ValueError):
     s = {}
 f = s.get("followups") or {}
 entries = [d for d in corpus.iterdir() if (d / "signature.json").is_file()] if corpus.is_dir() else []
-unshrunk = 0
+ended = set()  # shrink jobs that ran to an end: done, skipped (does not reproduce, ...) or failed
+try:
+    for line in (Path(state) / "jobs.jsonl").read_text().splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue  # a line being written
+        if r.get("event") in ("done", "skipped", "failed") and str(r.get("job", "")).startswith("shrink:"):
+            ended.add(r["job"][len("shrink:"):])
+except OSError:
+    pass
+unshrunk = waiting = 0
 for d in entries:
     try:
-        unshrunk += not json.loads((d / "signature.json").read_text()).get("minimal")
+        minimal = json.loads((d / "signature.json").read_text()).get("minimal")
     except (OSError, ValueError):
-        pass
+        continue
+    unshrunk += not minimal
+    waiting += not minimal and d.name not in ended
 print(f"{s.get('cases', 0)},{s.get('cases_per_second', 0)},{f.get('pending', 0)},{f.get('done', 0)},"
-      f"{len(entries)},{unshrunk}")
+      f"{len(entries)},{unshrunk},{waiting}")
 EOF
 )
   echo "$t,${sd:-0},$tmp,${drss:-0},$dcpu,$load,$tree,$stats" >> "$out/soak.csv"
