@@ -68,17 +68,11 @@ except (OSError, ValueError):
     s = {}
 f = s.get("followups") or {}
 entries = [d for d in corpus.iterdir() if (d / "signature.json").is_file()] if corpus.is_dir() else []
-ended = set()  # shrink jobs that ran to an end: done, skipped (does not reproduce, ...) or failed
-try:
-    for line in (Path(state) / "jobs.jsonl").read_text().splitlines():
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue  # a line being written
-        if r.get("event") in ("done", "skipped", "failed") and str(r.get("job", "")).startswith("shrink:"):
-            ended.add(r["job"][len("shrink:"):])
-except OSError:
-    pass
+try:  # the entries whose shrink ran to an end: done, skipped (does not reproduce, ...) or failed
+    from fuzz.campaign.followup import JobLog
+    ended = {j.entry for j in JobLog(state).refresh().jobs.values() if j.type == "shrink" and j.ended}
+except Exception:  # noqa: BLE001 - a sample goes on without it (a corrupt log is the campaign's to report)
+    ended = set()
 unshrunk = waiting = 0
 for d in entries:
     try:

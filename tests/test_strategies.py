@@ -67,7 +67,8 @@ def test_any_and_all_of_uint8_are_uint8_as_in_eager():
     for op in ("any", "all"):
         for params in ({"dim": None, "keepdim": False}, {"dim": -1, "keepdim": True}):
             p = program([(op, ["x0"], params)], dtype="uint8")
-            out = load(p).program(*load(p).make_inputs(0))[0]
+            prog = load(p)
+            out = prog.program(*prog.make_inputs(0))[0]
             assert typecheck(p)["v0"].dtype == str(out.dtype).removeprefix("torch.") == "uint8"
             assert getattr(torch, op)(torch.ones(2, dtype=torch.int8)).dtype == torch.bool  # other ints: bool
 

@@ -64,6 +64,11 @@ class Job:
     detail: str = ""
 
     @property
+    def ended(self) -> bool:
+        """Done, skipped or failed: nothing more runs it."""
+        return self.state in _TERMINAL
+
+    @property
     def unfinished_starts(self) -> int:
         """Starts that ended in neither an outcome nor an abort: runner crashes."""
         return self.starts - self.aborts
@@ -118,7 +123,7 @@ class JobLog:
                 self.jobs[r["job"]] = Job(id=r["job"], type=r["type"], entry=r["entry"], order=len(self.jobs),
                                           params=r.get("params", {}))
             return
-        if job is None or job.state in _TERMINAL:
+        if job is None or job.ended:
             return
         if ev == "started":
             job.state, job.starts, job.pid, job.started_at = "running", job.starts + 1, r.get("pid"), r["time"]
@@ -151,13 +156,13 @@ class JobLog:
 
     def pending(self) -> list[Job]:
         """Jobs not finished, in the order they run: shrinks (and sanitizer runs) first, then triages."""
-        return sorted((j for j in self.jobs.values() if j.state not in _TERMINAL),
+        return sorted((j for j in self.jobs.values() if not j.ended),
                       key=lambda j: (_FIRST.get(j.type, 1), j.order))
 
     def counts(self) -> dict:
         out = {"pending": 0, "done": 0, "skipped": 0, "failed": 0}
         for j in self.jobs.values():
-            out["pending" if j.state not in _TERMINAL else j.state] += 1
+            out["pending" if not j.ended else j.state] += 1
         return out
 
 
