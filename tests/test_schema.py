@@ -29,6 +29,7 @@ def _enum(*path):
 
 
 def test_the_schema_names_what_the_code_knows():
+    from fuzz.findings.steadying import OPTIONS as STEADYING
     from fuzz.findings.triage import FLAGS
     from fuzz.judge.backends import BACKENDS
     from fuzz.program import step_ir
@@ -40,9 +41,9 @@ def test_the_schema_names_what_the_code_knows():
     assert _enum("alias", "properties", "view") == list(VIEWS)
     assert _enum("step_program", "properties", "dtype") == list(step_ir.DTYPES)
     assert set(_enum("settings", "properties", "dynamo", "propertyNames")) == set(DYNAMO)
-    # every Inductor flag the strategies draw or triage toggles may be in a program
+    # every Inductor flag the strategies draw, triage toggles or a shrink steadies with may be in a program
     assert set(_enum("settings", "properties", "options", "propertyNames")) == \
-        set(OPTIONS_CPU) | set(OPTIONS_CUDA) | set(FLAGS)
+        set(OPTIONS_CPU) | set(OPTIONS_CUDA) | set(FLAGS) | set(STEADYING)
     assert set(MODES_CUDA) <= set(_enum("settings", "properties", "mode"))
     builtin = schema()["$defs"]["settings"]["properties"]["backend"]["anyOf"][0]["enum"]
     assert set(builtin) == {b.name for b in BACKENDS.values() if b.kind == "compiled"}

@@ -450,3 +450,28 @@ def test_nonzero_beside_an_op_on_a_0d_input_becomes_nonzero_of_one_element():
     r = shrink(p, signature(v, p).key, time_budget=120)
     assert r.reproduced and [c.op for c in r.program.ops] == ["nonzero"], r.program.ops
     assert r.program.inputs[0].shape == [1]
+
+
+def test_a_shrink_job_gives_a_hang_shrink_the_time_it_takes(monkeypatch):
+    """A hang's every case takes the case timeout, before the budget and after it
+    (the original's try, the case at the deadline, the re-checks): the follow-up
+    job's timeout must cover that and the two standalone runs, or the job is
+    killed and the entry stays unshrunk (a soak's hang shrink was, at 720 s)."""
+    import fuzz.findings.shrink_engine as engine
+    from fuzz.campaign.followup import Job
+
+    budget, case_timeout = 300.0, 120.0
+    clock = [0.0]
+    monkeypatch.setattr(engine.time, "monotonic", lambda: clock[0])
+
+    def hangs(p):
+        clock[0] += case_timeout
+        return Verdict(outcome=Outcome.HANG, stage=Stage.PROCESS,
+                       message=f"no verdict within the time limit ({case_timeout:.0f} s); worker killed")
+
+    p = program([("relu", ["x0"], {}), ("sigmoid", ["v0"], {}), ("neg", ["v1"], {}), ("exp", ["v2"], {})])
+    res = shrink(p, signature(hangs(p), p).key, evaluate=hangs, time_budget=budget)
+    assert res.reproduced and res.timed_out
+    took = clock[0] - case_timeout + 2 * case_timeout  # the signature's call above, then two standalone runs
+    job = Job(id="shrink:x", type="shrink", entry="x", order=0, params={"budget": budget, "timeout": case_timeout})
+    assert took <= job.timeout(), (took, job.timeout())

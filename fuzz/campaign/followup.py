@@ -77,7 +77,13 @@ class Job:
         if "job_timeout" in self.params:
             return float(self.params["job_timeout"])
         if self.type == "shrink":
-            return 2 * float(self.params.get("budget", 300.0)) + 120.0
+            # past its budget a shrink may still judge, each up to a case's timeout: the
+            # original's try, the case running at the deadline, the re-checks and two standalone
+            # runs. A hang's cases all take that long (at 2 x budget, a soak's hang shrink was killed)
+            from fuzz.findings.shrink_engine import DEFAULT_RERUNS  # light: no torch, no hypothesis
+
+            return float(self.params.get("budget", 300.0)) \
+                + (DEFAULT_RERUNS + 4) * float(self.params.get("timeout", 300.0)) + 120.0
         return SANITIZER_TIMEOUT + 30.0 if self.type == "sanitize" else TRIAGE_TIMEOUT
 
 

@@ -20,7 +20,7 @@ from typing import Callable
 
 from fuzz.program.ir import Program
 from fuzz.findings.shrink_compiled import COMPILED, canonical, cost, hypothesis_stage, max_rank, remove_ops
-from fuzz.findings.shrink_engine import Engine, ShrinkResult
+from fuzz.findings.shrink_engine import DEFAULT_RERUNS, Engine, ShrinkResult
 from fuzz.findings.signature import signature
 from fuzz.judge.verdict import Verdict
 from fuzz.judge.poison import needs_isolation
@@ -30,7 +30,6 @@ __all__ = ["DEFAULT_RERUNS", "ShrinkResult", "canonical", "cost", "evaluate_in_p
 
 Evaluate = Callable[[Program], Verdict]
 
-DEFAULT_RERUNS = 3
 
 
 # -- evaluation ----------------------------------------------------------------
@@ -127,8 +126,25 @@ def shrink_entry(entry_dir, *, evaluate: Evaluate | None = None, time_budget: fl
     try:
         # pinned to what its program shows now: an entry recorded under an older signature
         # scheme keeps that key in signature.json, which no judging gives any more
-        res = shrink(p, signature(entry.verdict, entry.program).key, evaluate=evaluate, time_budget=time_budget, reruns=reruns,
-                     relax_families=relax_families, hypothesis_examples=hypothesis_examples, onto=onto, log=log)
+        key = signature(entry.verdict, entry.program).key
+
+        def attempt(q):
+            return shrink(q, key, evaluate=evaluate, time_budget=time_budget, reruns=reruns, relax_families=relax_families,
+                          hypothesis_examples=hypothesis_examples, onto=onto, log=log)
+
+        res = attempt(p)
+        if not res.reproduced:
+            # a decision taken by timing (pad_mm's) may have gone the other way on this machine now
+            from fuzz.findings.steadying import steadied
+
+            for steadier, q in steadied(p, entry.verdict):
+                if log:
+                    log(f"not reproduced as found; trying again with {steadier.options} ({steadier.why})")
+                again = attempt(q)
+                if again.reproduced:
+                    again.steadied = steadier.name
+                    res = again
+                    break
     finally:
         if pool is not None:
             pool.close()

@@ -38,6 +38,8 @@ from fuzz.findings.signature import Signature, alias_bucket, aliases_input, in_b
 from fuzz.judge.verdict import Verdict
 from fuzz.program.ir import ProgramError
 
+DEFAULT_RERUNS = 3  # re-checks of a shrink's result (and tries of its original)
+
 Evaluate = Callable[[Any], Verdict]
 Pass = Callable[[Any], Iterator[tuple[str, Any]]]  # program -> (what, candidate), in the order tried
 
@@ -106,6 +108,7 @@ class ShrinkResult:
     onto: str | None = None  # the key of the known minimal form a prelude settled on, if it did
     original_verdict: Verdict | None = None  # the original's verdict (its last try when it did not reproduce)
     error: str | None = None  # why evaluate raised on the original's last try, if it did
+    steadied: str | None = None  # the steadier whose options made it reproduce (fuzz/findings/steadying.py)
     kind: Any = field(default=None, repr=False, compare=False)
 
     # older names: the step shrinker's result had these
@@ -131,6 +134,8 @@ class ShrinkResult:
                   "hypothesis": dict(self.hypothesis), "steps": len(self.steps), "accepted": self.accepted})
         if self.onto:
             d["onto"] = self.onto
+        if self.steadied:
+            d["steadied"] = self.steadied
         return d
 
     def to_dict(self) -> dict:
@@ -149,6 +154,8 @@ class ShrinkResult:
             s += " (time budget reached)"
         if self.onto:
             s += f" (onto the known minimal form {self.onto})"
+        if self.steadied:
+            s += f" (reproduced only with the {self.steadied} options set)"
         if self.flaky:
             s += " [FLAKY: a smaller program reproduced only sometimes; kept out]"
         return s
