@@ -34,11 +34,15 @@ def ok():
     return Verdict(outcome=Outcome.OK)
 
 
+def has_matmul(p):
+    return any(c.op == "matmul" for c in p.ops)
+
+
 def pads_only_when_forced(p):
-    """A stand-in for a GPU whose pad_mm benchmark never chooses the pad: the
-    stride bug shows only with force_shape_pad, and only while a matmul is left."""
+    """A stand-in for a quiet GPU, whose pad_mm benchmark never chooses the pad:
+    the stride bug shows only with force_shape_pad, and only while a matmul is left."""
     forced = (p.settings.options or {}).get("force_shape_pad") is True
-    return stride_mismatch() if forced and any(c.op == "matmul" for c in p.ops) else ok()
+    return stride_mismatch() if forced and has_matmul(p) else ok()
 
 
 def record(tmp_path, p):
@@ -48,18 +52,20 @@ def record(tmp_path, p):
     return corpus, entry
 
 
-def test_a_stride_mismatch_that_no_longer_shows_is_shrunk_with_the_pad_forced(tmp_path):
+def test_a_stride_mismatch_by_pad_mm_is_shrunk_with_the_pad_forced_and_kept(tmp_path):
     corpus, entry = record(tmp_path, matmul_program())
     calls = []
     res = shrink_entry(entry, evaluate=lambda p: calls.append(p) or pads_only_when_forced(p), time_budget=60, reruns=1)
     assert res.reproduced and res.steadied == "pad_mm"
     assert [c.op for c in res.program.ops] == ["matmul"]
-    assert res.program.settings.options == {"force_shape_pad": True}  # the shrinker could not drop it
+    assert res.program.settings.options == {"force_shape_pad": True}
+    # first the cause: with pad_mm off it goes
+    assert calls[0].settings.options == {"shape_padding": False}
+    # the shrinker asked to drop the pinned option and was told no, unjudged
+    assert all((q.settings.options or {}).get("force_shape_pad") is True for q in calls[1:])
     e = corpus.load(entry)
     assert e.meta["shrink"]["steadied"] == "pad_mm"
     assert "force_shape_pad" in (entry / "repro.py").read_text()
-    # the original was tried as found first, and missed
-    assert calls[0].settings.options == {} and calls[1].settings.options == {}
     # the shipped rules name the steadied form as pytorch#152520, and not the form as found
     known = KnownIssues.load(SHIPPED)
     rule = known.match(signature(e.verdict, e.program), e.verdict, e.program)
@@ -67,17 +73,42 @@ def test_a_stride_mismatch_that_no_longer_shows_is_shrunk_with_the_pad_forced(tm
     assert known.match(signature(stride_mismatch(), matmul_program()), stride_mismatch(), matmul_program()) is None
 
 
+def test_under_load_the_pad_stays_forced_though_the_finding_shows_without_it(tmp_path):
+    """A loaded GPU: pad_mm chooses the pad on every other call. Shrunk as found, the
+    result would be a repro that passes on a quiet machine."""
+    _, entry = record(tmp_path, matmul_program())
+    coin = [False]
+
+    def loaded(p):
+        coin[0] = not coin[0]
+        opts = p.settings.options or {}
+        pads = opts.get("force_shape_pad") is True or (coin[0] and opts.get("shape_padding") is not False)
+        return stride_mismatch() if pads and has_matmul(p) else ok()
+
+    res = shrink_entry(entry, evaluate=loaded, time_budget=60, reruns=2, write=False)
+    assert res.reproduced and res.steadied == "pad_mm" and not res.flaky
+    assert res.program.settings.options == {"force_shape_pad": True}
+
+
+def test_a_stride_bug_pad_mm_does_not_cause_is_shrunk_as_found(tmp_path):
+    _, entry = record(tmp_path, matmul_program(options={"split_reductions": False}))
+    res = shrink_entry(entry, evaluate=lambda p: stride_mismatch() if has_matmul(p) else ok(), time_budget=60,
+                       reruns=1, write=False)
+    assert res.reproduced and res.steadied is None
+    assert [c.op for c in res.program.ops] == ["matmul"] and res.program.settings.options == {}
+
+
 def test_a_finding_that_does_not_show_even_forced_stays_unreproduced(tmp_path):
     _, entry = record(tmp_path, matmul_program())
     calls = []
     res = shrink_entry(entry, evaluate=lambda p: calls.append(p) or ok(), time_budget=60, reruns=1, write=False)
     assert not res.reproduced and res.steadied is None
-    assert len(calls) == 4  # two tries as found, two forced
+    assert len(calls) == 5  # pad_mm off, two tries forced, two as found
 
 
 def test_the_pad_mm_steadier_is_tried_only_where_pad_mm_decides():
     v = stride_mismatch()
-    assert [s.name for s, _ in steadied(matmul_program(), v)] == ["pad_mm"]
+    assert [s.name for s, _, _ in steadied(matmul_program(), v)] == ["pad_mm"]
     assert steadied(matmul_program(device="cpu"), v) == []
     assert steadied(matmul_program(backend="aot_eager"), v) == []
     assert steadied(matmul_program(options={"shape_padding": False}), v) == []  # pad_mm is off
@@ -87,8 +118,9 @@ def test_the_pad_mm_steadier_is_tried_only_where_pad_mm_decides():
     no_matrix.ops = no_matrix.ops[:1]
     no_matrix.outputs = ["v0"]
     assert steadied(no_matrix, v) == []
-    # the copy carries the options; the program itself is left as it was
+    # the copies carry the options; the program itself is left as it was
     p = matmul_program(options={"split_reductions": False})
-    [(_, q)] = steadied(p, v)
-    assert q.settings.options == {"split_reductions": False, "force_shape_pad": True}
+    [(_, forced, off)] = steadied(p, v)
+    assert forced.settings.options == {"split_reductions": False, "force_shape_pad": True}
+    assert off.settings.options == {"split_reductions": False, "shape_padding": False}
     assert p.settings.options == {"split_reductions": False}

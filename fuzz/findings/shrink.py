@@ -92,6 +92,26 @@ def shrink(program: Program, target_signature_key: str, *, evaluate: Evaluate | 
     return res
 
 
+def _shrink_steadied(p, verdict, key, judge, attempt, log) -> ShrinkResult | None:
+    """Shrink a finding a timed decision may cause (fuzz/findings/steadying.py) with
+    that decision forced and pinned, when the decision is the cause: the finding goes
+    with it off and shows with it forced. None when no steadier applies, or none did."""
+    from fuzz.findings.steadying import pinned, steadied
+
+    for steadier, forced, off in steadied(p, verdict):
+        if signature(judge(off), off).key == key:
+            if log:
+                log(f"{steadier.name}: it shows with {steadier.off} too, so not by that decision")
+            continue
+        if log:
+            log(f"{steadier.name}: shrinking with {steadier.options} pinned ({steadier.why})")
+        res = attempt(forced, pinned(judge, steadier.options))
+        if res.reproduced:
+            res.steadied = steadier.name
+            return res
+    return None
+
+
 def shrink_entry(entry_dir, *, evaluate: Evaluate | None = None, time_budget: float = 300.0,
                  reruns: int = DEFAULT_RERUNS, backend: str | None = None, device: str | None = None,
                  sandbox: bool | None = None, timeout: float = 300.0, relax_families: bool = True,
@@ -128,23 +148,15 @@ def shrink_entry(entry_dir, *, evaluate: Evaluate | None = None, time_budget: fl
         # scheme keeps that key in signature.json, which no judging gives any more
         key = signature(entry.verdict, entry.program).key
 
-        def attempt(q):
-            return shrink(q, key, evaluate=evaluate, time_budget=time_budget, reruns=reruns, relax_families=relax_families,
+        judge = evaluate or evaluate_in_process
+
+        def attempt(q, ev):
+            return shrink(q, key, evaluate=ev, time_budget=time_budget, reruns=reruns, relax_families=relax_families,
                           hypothesis_examples=hypothesis_examples, onto=onto, log=log)
 
-        res = attempt(p)
-        if not res.reproduced:
-            # a decision taken by timing (pad_mm's) may have gone the other way on this machine now
-            from fuzz.findings.steadying import steadied
-
-            for steadier, q in steadied(p, entry.verdict):
-                if log:
-                    log(f"not reproduced as found; trying again with {steadier.options} ({steadier.why})")
-                again = attempt(q)
-                if again.reproduced:
-                    again.steadied = steadier.name
-                    res = again
-                    break
+        res = _shrink_steadied(p, entry.verdict, key, judge, attempt, log)
+        if res is None:
+            res = attempt(p, judge)
     finally:
         if pool is not None:
             pool.close()

@@ -108,7 +108,7 @@ class ShrinkResult:
     onto: str | None = None  # the key of the known minimal form a prelude settled on, if it did
     original_verdict: Verdict | None = None  # the original's verdict (its last try when it did not reproduce)
     error: str | None = None  # why evaluate raised on the original's last try, if it did
-    steadied: str | None = None  # the steadier whose options made it reproduce (fuzz/findings/steadying.py)
+    steadied: str | None = None  # the steadier whose options were pinned (fuzz/findings/steadying.py)
     kind: Any = field(default=None, repr=False, compare=False)
 
     # older names: the step shrinker's result had these
@@ -155,7 +155,7 @@ class ShrinkResult:
         if self.onto:
             s += f" (onto the known minimal form {self.onto})"
         if self.steadied:
-            s += f" (reproduced only with the {self.steadied} options set)"
+            s += f" (with {self.steadied}'s timed decision forced, and kept)"
         if self.flaky:
             s += " [FLAKY: a smaller program reproduced only sometimes; kept out]"
         return s

@@ -3,13 +3,17 @@ them deterministic.
 
 Some of Inductor's decisions are taken by timing on the machine: pad_mm runs
 a matmul padded and unpadded and keeps the faster. A bug on one side of such
-a decision shows only when the timing goes that way: often enough on a GPU
-box loaded by a campaign's workers, perhaps never on a quiet one, where its
-shrink says "does not reproduce". A Steadier names what a finding must show
-for such a decision to be suspected, and the options that take the decision
-out of the timing. The shrinker tries them when the finding as found does
-not reproduce (fuzz/findings/shrink.py shrink_entry); the options stay in
-the shrunk program, so its repro sets them and reproduces anywhere.
+a decision shows only when the timing goes that way: often on a GPU box
+loaded by a campaign's workers, rarely on a quiet one. Shrunk as found, such
+a finding either "does not reproduce" or, shrunk under load, gives a repro
+that passes on the filer's quiet machine.
+
+A Steadier names what a finding must show for such a decision to be
+suspected, the options that force the decision one way and those that turn
+it off. A suspect is shrunk with the forcing options set and kept
+(`pinned`: the shrinker may not drop them) when the decision is its cause:
+it goes with the decision off and shows with it forced. Its repro then sets
+them and reproduces anywhere (fuzz/findings/shrink.py shrink_entry).
 
 Measured on an H200 (docs/benchmarks.md, "Long jobs, fourth round"): four
 matmul stride mismatches of a soak failed in 3 of 64 runs under load, in 0
@@ -31,7 +35,7 @@ class Steadier:
     device: str = ""  # the program's device type
     backend: str = "inductor"
     families: tuple = ()  # the program holds an op of one of these families
-    unless: dict = field(default_factory=dict)  # options that turn the decision off: then it is no suspect
+    off: dict = field(default_factory=dict)  # options that turn the decision off (a program with them is no suspect)
 
     def applies(self, program, verdict) -> bool:
         from fuzz.program.opdb import OPS
@@ -44,7 +48,7 @@ class Steadier:
         if self.families and not any(OPS[c.op].family in self.families for c in program.ops if c.op in OPS):
             return False
         opts = s.options or {}
-        if any(opts.get(k) == v for k, v in self.unless.items()):
+        if any(opts.get(k) == v for k, v in self.off.items()):
             return False
         return any(opts.get(k) != v for k, v in self.options.items())  # something left to set
 
@@ -56,7 +60,7 @@ STEADIERS = (
         why="pad_mm pads a matmul only when its benchmark says padded is faster; its padded output "
             "strides can leak to the graph's outputs (pytorch/pytorch#152520)",
         outcomes=("stride-mismatch",), device="cuda", families=("matrix",),
-        unless={"shape_padding": False},
+        off={"shape_padding": False},
     ),
 )
 
@@ -64,12 +68,28 @@ STEADIERS = (
 OPTIONS = {k: (v,) for s in STEADIERS for k, v in s.options.items()}
 
 
-def steadied(program, verdict) -> list[tuple[Steadier, object]]:
-    """For each steadier that applies: it, and a copy of `program` with its options set."""
+def steadied(program, verdict) -> list[tuple[Steadier, object, object]]:
+    """For each steadier that applies: it, and copies of `program` with the decision forced and turned off."""
     out = []
     for s in STEADIERS:
         if s.applies(program, verdict):
-            q = copy.deepcopy(program)
-            q.settings.options = {**(q.settings.options or {}), **s.options}
-            out.append((s, q))
+            forced, off = copy.deepcopy(program), copy.deepcopy(program)
+            forced.settings.options = {**(program.settings.options or {}), **s.options}
+            off.settings.options = {**{k: v for k, v in (program.settings.options or {}).items() if k not in s.options},
+                                    **s.off}
+            out.append((s, forced, off))
     return out
+
+
+def pinned(evaluate, options: dict):
+    """`evaluate` for a shrink that must keep `options`: a program without them is
+    answered "rejected" unjudged, so the shrinker never accepts it."""
+    from fuzz.judge.verdict import Outcome, Verdict
+
+    def judge(p):
+        opts = p.settings.options or {}
+        if any(opts.get(k) != v for k, v in options.items()):
+            return Verdict(outcome=Outcome.REJECTED, message=f"the shrink keeps {options}: they make it deterministic")
+        return evaluate(p)
+
+    return judge
