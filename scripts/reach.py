@@ -21,6 +21,27 @@ def _interpolates(p, how) -> bool:
     return any(o.op == "interpolate" and how(o.params) for o in p.ops)
 
 
+_BOOL_PROMOTING = {"ldexp": (0,), "copysign": (0, 1), "floor_divide": (0, 1), "remainder": (0, 1), "fmod": (0, 1),
+                   "div_trunc": (0, 1), "div_floor": (0, 1), "where": (0, 1), "masked_fill": (0,)}
+
+
+def _dtypes(p) -> dict:
+    from fuzz.program.typecheck import typecheck
+
+    return {name: info.dtype for name, info in typecheck(p).items()}
+
+
+def _has_bool(p) -> bool:
+    return "bool" in _dtypes(p).values()
+
+
+def _bool_promoted(p) -> bool:
+    """ldexp and friends given a bool operand (where and masked_fill: a value operand, not their mask)."""
+    dt = _dtypes(p)
+    return any(o.op in _BOOL_PROMOTING and any(dt.get(o.args[i]) == "bool" for i in _BOOL_PROMOTING[o.op]
+                                               if i < len(o.args)) for o in p.ops)
+
+
 # name -> (applies to the program, the program has it)
 REACH = {
     "interpolate of a 5-d tensor": (
@@ -29,6 +50,7 @@ REACH = {
     "interpolate to a literal size=": (
         lambda p: _float_input_of_rank(p, (3, 4, 5)),
         lambda p: _interpolates(p, lambda q: "size" in q)),
+    "a bool operand promoted (ldexp and friends)": (_has_bool, _bool_promoted),
 }
 
 

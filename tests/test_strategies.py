@@ -73,6 +73,35 @@ def test_any_and_all_of_uint8_are_uint8_as_in_eager():
             assert getattr(torch, op)(torch.ones(2, dtype=torch.int8)).dtype == torch.bool  # other ints: bool
 
 
+def test_binary_ops_type_bool_operands_as_eager_does():
+    """Every binary op that takes a bool operand gives, in eager, the dtype the
+    generator infers, over bool against each dtype in both orders (ldexp and
+    friends promote bool; sub refuses it and does not take it)."""
+    from fuzz.program.ir import TensorInput
+
+    from helpers import program
+
+    takers = sorted(o.name for o in OPS if o.family == "binary" and o.arity == 2 and "bool" in (o.dtypes or ()))
+    assert {"ldexp", "copysign", "floor_divide", "remainder", "fmod", "where", "masked_fill"} <= set(takers)
+    assert "sub" not in takers
+    checked = 0
+    for name in takers:
+        for x, y in [("bool", d) for d in D.ALL] + [(d, "bool") for d in D.ALL if d != "bool"]:
+            if x not in OPS[name].dtypes or y not in OPS[name].dtypes:
+                continue
+            p = program([(name, ["x0", "x1"], {})], inputs=[TensorInput(name="x0", shape=["s0"], dtype=x),
+                                                           TensorInput(name="x1", shape=["s0"], dtype=y)])
+            try:
+                want = typecheck(p)["v0"].dtype
+            except Exception:  # noqa: BLE001 - a pair the op refuses (pair_ok): not drawn
+                continue
+            prog = load(p)
+            out = prog.program(*prog.make_inputs(0))[0]
+            assert str(out.dtype).removeprefix("torch.") == want, (name, x, y)
+            checked += 1
+    assert checked > 100, checked
+
+
 def test_every_op_mode_and_marking_appears():
     progs = wide_draws()
     ops = collections.Counter(o.op for p in progs for o in p.ops)

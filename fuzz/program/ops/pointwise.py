@@ -159,7 +159,7 @@ binary("atan2", "torch.atan2({a}, {b})", result=lambda x, y: D.floating_result(D
 binary("eq", "({a} == {b})", result=lambda x, y: "bool")
 binary("lt", "({a} < {b})", result=lambda x, y: "bool")
 binary("logical_and", "torch.logical_and({a}, {b})", result=lambda x, y: "bool")
-binary("where", "torch.where({a} > 0, {a}, {b})", _NUMERIC, doc="where(a > 0, a, b)")
+binary("where", "torch.where({a} > 0, {a}, {b})", doc="where(a > 0, a, b)")
 binary("bitwise_xor", "({a} ^ {b})", _INTLIKE)
 
 
@@ -173,11 +173,20 @@ def _safe(b: str, dt: str) -> str:
     return b if D.is_floating(dt) else f"torch.where({b} == 0, 1, {b})"
 
 
-def divlike(name, fn, extra="", result=D.promote):
-    """fn(a, b[, extra]) with the divisor made safe for integer operands."""
+def _divisor(b: str) -> str:
+    """The dtype of the safe divisor: torch.where(b == 0, 1, b) of a bool b is int64
+    (the 1 is an int), of a number b is b."""
+    return "int64" if b == "bool" else b
+
+
+def divlike(name, fn, extra=""):
+    """fn(a, b[, extra]) with the divisor made safe for integer operands. bool operands
+    promote as in eager (a bool dividend, or a divisor made int64); only bool with bool is refused
+    by eager's kernels, and the safe divisor makes even that an int64 division."""
     def render(n, infos):
         return f"{fn}({n[0]}, {_safe(n[1], D.promote(infos[0].dtype, infos[1].dtype))}{extra})"
-    return binary(name, fn + "({a}, {b}" + extra + ")", _NUMERIC, result=result, render=render, api=fn)
+    return binary(name, fn + "({a}, {b}" + extra + ")", _ANY, result=lambda x, y: D.promote(x, _divisor(y)),
+                  render=render, api=fn)
 
 
 divlike("floor_divide", "torch.floor_divide")
@@ -186,8 +195,9 @@ divlike("fmod", "torch.fmod")
 divlike("div_trunc", "torch.div", ", rounding_mode='trunc'")
 divlike("div_floor", "torch.div", ", rounding_mode='floor'")
 _float_result = lambda x, y: D.floating_result(D.promote(x, y))  # noqa: E731
-binary("copysign", "torch.copysign({a}, {b})", _NUMERIC, result=_float_result, api="torch.copysign")
-binary("ldexp", "torch.ldexp({a}, {b})", _NUMERIC, result=_float_result,
+# bool operands promote in these as eager promotes them (issue 27: "ldexp and friends")
+binary("copysign", "torch.copysign({a}, {b})", _ANY, result=_float_result, api="torch.copysign")
+binary("ldexp", "torch.ldexp({a}, {b})", _ANY, result=_float_result,
        render=lambda n, i: f"torch.ldexp({n[0]}, {n[1]}.to(torch.int32).clamp(-8, 8))" if not D.is_floating(i[1].dtype)
        else f"torch.ldexp({n[0]}, {n[1]}.round().clamp(-8, 8))", api="torch.ldexp",
        doc="ldexp with exponents kept in [-8, 8] (2**large overflows to inf either way)")
@@ -198,7 +208,7 @@ binary("lshift", "({a} << {b})", _SHIFTABLE, render=lambda n, i: f"({n[0]} << ({
        api="torch.bitwise_left_shift", doc="a << (b & 3): shift counts stay below every width")
 binary("rshift", "({a} >> {b})", _SHIFTABLE, render=lambda n, i: f"({n[0]} >> ({n[1]} & 3))",
        api="torch.bitwise_right_shift", doc="a >> (b & 3)")
-binary("masked_fill", "{a}.masked_fill({b} > 0, 2)", _NUMERIC, result=lambda x, y: x,
+binary("masked_fill", "{a}.masked_fill({b} > 0, 2)", result=lambda x, y: x,
        pair_ok=None, api="Tensor.masked_fill",
        render=lambda n, i: f"{n[0]}.masked_fill({n[1]} > 0, {'2.5' if D.is_floating(i[0].dtype) else '2'})",
        doc="a.masked_fill(b > 0, v) with a broadcast mask")
