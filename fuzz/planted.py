@@ -147,6 +147,37 @@ wrong_on_sized_or_5d_interpolate.__doc__ = ("Wrong output element for graphs tha
                                             "could not write).")
 
 
+_BOOL_PROMOTING = {"ldexp", "copysign", "floor_divide", "remainder", "fmod", "where", "masked_fill"}
+
+
+def _is_bool(arg) -> bool:
+    value = getattr(arg, "meta", {}).get("example_value")
+    return isinstance(value, torch.Tensor) and value.dtype == torch.bool
+
+
+def _bool_operand_promoted(gm) -> bool:
+    """An op that promotes a bool operand (ldexp and friends, a rounding div) given one:
+    where's condition and masked_fill's mask are bool by nature, and do not count."""
+    for n in gm.graph.nodes:
+        if n.op not in ("call_function", "call_method"):
+            continue
+        name = str(n.target) if n.op == "call_method" else getattr(n.target, "__name__", "")
+        if name == "div" and n.kwargs.get("rounding_mode") is None:
+            continue
+        if name not in _BOOL_PROMOTING | {"div"}:
+            continue
+        values = {"where": n.args[1:], "masked_fill": n.args[:1]}.get(name, n.args)
+        if any(_is_bool(a) for a in values):
+            return True
+    return False
+
+
+wrong_on_bool_operand = _when_graph_has(_BOOL_PROMOTING | {"div"}, also=_bool_operand_promoted)
+wrong_on_bool_operand.__doc__ = ("Wrong output element for graphs where ldexp, copysign, a rounding division, where "
+                                 "or masked_fill promotes a bool operand (issue 27: programs the generator could "
+                                 "not write).")
+
+
 def wrong_strides(gm, example_inputs):
     """Right values, wrong layout: an output whose last two dims are both
     longer than 1 comes back with them swapped in memory."""
@@ -225,4 +256,4 @@ def wrong_gradients(gm, example_inputs):
 
 PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_odd_reflect", "wrong_after_matmul",
            "wrong_with_data_dependent", "wrong_strides", "breaks_on_alias", "widens_narrow_ints", "wrong_gradients",
-           "wrong_on_sized_or_5d_interpolate")
+           "wrong_on_sized_or_5d_interpolate", "wrong_on_bool_operand")

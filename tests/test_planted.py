@@ -37,6 +37,21 @@ def test_storage_error_only_for_padded_programs():
     assert run_case(with_backend(program(RELU), "fuzz.planted:storage_error_on_pad")).outcome is Outcome.OK
 
 
+def test_a_bool_operand_promoted_is_caught_and_its_mask_is_not():
+    from fuzz.program.ir import TensorInput
+
+    def two(op, x_dtype, y_dtype):
+        inputs = [TensorInput(name="x0", shape=["s0"], dtype=x_dtype), TensorInput(name="x1", shape=["s0"], dtype=y_dtype)]
+        return with_backend(program([(op, ["x0", "x1"], {})], inputs=inputs), "fuzz.planted:wrong_on_bool_operand")
+
+    for op, x, y in [("copysign", "float32", "bool"), ("ldexp", "bool", "float32"), ("floor_divide", "bool", "int32"),
+                     ("where", "int32", "bool"), ("masked_fill", "bool", "float32"), ("div_trunc", "bool", "bool")]:
+        assert run_case(two(op, x, y)).outcome is Outcome.DIVERGENCE, (op, x, y)
+    # no bool operand; or bool only where the op wants a mask (masked_fill's b > 0 is no promoted operand)
+    for op, x, y in [("copysign", "float32", "float32"), ("masked_fill", "float32", "bool"), ("add", "bool", "float32")]:
+        assert run_case(two(op, x, y)).outcome is Outcome.OK, (op, x, y)
+
+
 def test_input_mutation_is_caught():
     v = run_case(with_backend(program(RELU), "fuzz.planted:mutate_input"))
     assert v.outcome is Outcome.INPUT_MUTATION and v.where == "input x0"
