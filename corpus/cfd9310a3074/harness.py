@@ -1,0 +1,445 @@
+"""shapefuzz cfd9310a3074: stride-mismatch | output | strides: padded | families: matrix | device: cuda
+
+Runs the program eagerly (and in float64 as a reference) and compiled over the
+size schedule; exits 1 when compiled and eager disagree, 0 when they agree,
+77 when this machine lacks its device.
+"""
+import re
+import sys
+import time
+import torch
+import torch.nn.functional as F
+
+SEED = 0
+DEVICE = 'cuda'
+# The size schedule: one compiled callable is called once per entry.
+SIZES = [{"s1": 2}]
+# (input, dim) marked dynamic: calls that keep every other size, these >= 2, reuse one graph.
+DYNAMIC_DIMS = []
+DYNAMO_CONFIG = {}
+# Judge the gradients of a loss of the outputs with respect to the inputs too.
+BACKWARD = False
+
+
+def make(shape, dtype, scale, g, fp64):
+    if dtype.is_floating_point:
+        t = (torch.randn(shape, generator=g) * scale).to(dtype)
+        t = t.double() if fp64 else t
+    elif dtype == torch.bool:
+        t = torch.randint(0, 2, shape, generator=g).bool()
+    else:
+        t = torch.randint(-8, 9, shape, generator=g).to(dtype)
+    return t.to(DEVICE)
+
+
+def make_inputs(call, fp64=False):
+    """The inputs of one call, the same every time; fp64=True gives the float64 reference's."""
+    s1 = SIZES[call]['s1']
+    g = torch.Generator().manual_seed(SEED * 1000 + call)
+    x0 = make((s1, s1), torch.float32, 1.0, g, fp64)
+    return [x0]
+
+
+def mark_inputs(x0):
+    pass
+
+
+def program(x0):
+    v0 = torch.matmul(x0, torch.arange((x0.shape[-1]) * (2), device=x0.device).reshape((x0.shape[-1], 2)).to(x0.dtype).mul(0.37).add(0).sin())
+    return (v0,)
+
+
+# The comparison rule (float64 reference, per-dtype tolerance).
+# dtype -> tol: the allclose atol/rtol, and a tenth of it is the fp64 rule's slack.
+TOLERANCES = {torch.float64: 1e-7, torch.float32: 1e-4, torch.float16: 1e-3, torch.bfloat16: 1e-2}
+FP64_MULTIPLIER = {torch.float16: 3.0, torch.bfloat16: 3.0}
+
+
+def _nonfinite_code(t):
+    code = torch.zeros(t.shape, dtype=torch.int8)
+    code[torch.isnan(t)] = 1
+    code[torch.isposinf(t)] = 2
+    code[torch.isneginf(t)] = 3
+    return code
+
+
+def _rmse(a, b):
+    return (a - b).pow(2).mean().sqrt().item() if a.numel() else 0.0
+
+
+def compare_tensor(actual, expected, ref64):
+    """None when `actual` passes against eager `expected` (and `ref64`), else
+    (kind, detail) with kind in type/shape/dtype/nonfinite/values."""
+    if not isinstance(actual, torch.Tensor) or not isinstance(expected, torch.Tensor):
+        if type(actual) is not type(expected) or actual != expected:
+            return "type", {"actual": repr(actual)[:80], "expected": repr(expected)[:80]}
+        return None
+    if actual.shape != expected.shape:
+        return "shape", {"actual": list(actual.shape), "expected": list(expected.shape)}
+    if actual.dtype != expected.dtype:
+        return "dtype", {"actual": str(actual.dtype), "expected": str(expected.dtype)}
+    a, e = actual.detach().cpu(), expected.detach().cpu()
+    if not a.is_floating_point():
+        if torch.equal(a, e):
+            return None
+        wrong = (a != e).sum().item()
+        return "values", {"mismatched": wrong, "numel": a.numel()}
+    r = ref64.detach().cpu() if isinstance(ref64, torch.Tensor) and ref64.shape == a.shape else None
+    ca, ce = _nonfinite_code(a), _nonfinite_code(e)
+    if not torch.equal(ca, ce) and (r is None or not torch.equal(ca, _nonfinite_code(r.to(a.dtype)))):
+        return "nonfinite", {"positions": int((ca != ce).sum()), "numel": a.numel()}
+    finite = (ca == 0) & (ce == 0)
+    if r is not None:
+        finite &= torch.isfinite(r)
+    a64, e64 = a.double()[finite], e.double()[finite]
+    tol = TOLERANCES.get(a.dtype, 1e-4)
+    if torch.allclose(a64, e64, rtol=tol, atol=tol):
+        return None
+    diff = (a64 - e64).abs()
+    detail = {"max_abs": diff.max().item(),
+              "max_rel": (diff / e64.abs().clamp_min(1e-12)).max().item()}
+    if r is not None:
+        r64 = r.double()[finite]
+        err, eager_err = _rmse(a64, r64), _rmse(e64, r64)
+        detail.update(compiled_vs_fp64=err, eager_vs_fp64=eager_err)
+        if err <= FP64_MULTIPLIER.get(a.dtype, 2.0) * eager_err + tol / 10:
+            return None
+    return "values", detail
+
+
+def compare_outputs(actual, expected, ref64):
+    """Compare every output; a list of (index, kind, detail), empty when all pass."""
+    actual, expected = tuple(actual), tuple(expected)
+    if len(actual) != len(expected):
+        return [(-1, "arity", {"actual": len(actual), "expected": len(expected)})]
+    ref64 = tuple(ref64) if ref64 is not None else (None,) * len(actual)
+    out = []
+    for i, (a, e, r) in enumerate(zip(actual, expected, ref64)):
+        bad = compare_tensor(a, e, r)
+        if bad:
+            out.append((i, bad[0], bad[1]))
+    return out
+
+
+# The judging loop over the size schedule.
+AGREE = "agree"  # every call agreed
+BOTH_ERROR = "both-error"  # eager and compiled raised: the program is invalid
+EAGER_ERROR = "eager-error"  # eager raised, compiled returned
+COMPILED_ERROR = "compiled-error"  # compiled raised, eager returned
+MISMATCH = "mismatch"  # outputs, or inputs after the call, differ
+STRIDE = "stride"  # values agree, an output's strides differ (only with check_strides)
+RECOMPILE = "recompile"  # a call that should reuse the compiled graph compiled another one
+GRADIENT = "gradient"  # outputs agree, the gradients of a loss of them do not
+# A case stops calling once its schedule has compiled this many graphs: a compile
+# was about 3.5 s of an H100 case (docs/benchmarks.md, 2026-11-25), and the calls
+# past a third graph, mostly static recompiles at one more size, 14% of case time.
+MAX_GRAPHS = 3
+SKIP_EXIT = 77  # exit status of a repro whose device this machine lacks: skipped, neither passed nor failed
+
+
+def missing_device(device):
+    """Why this machine cannot run on `device` (a CUDA device it does not
+    have), or None."""
+    dev = torch.device(device)
+    if dev.type != "cuda":
+        return None
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if n == 0:
+        return f"it runs on {device}, and this machine has no CUDA device"
+    if dev.index is not None and dev.index >= n:
+        return f"it runs on {device}, and this machine has {n} CUDA device(s)"
+    return None
+
+
+def _strides(t):
+    """Strides of dims longer than 1 (others are arbitrary); none for an empty
+    tensor, whose strides address nothing."""
+    if t.numel() == 0:
+        return ()
+    return tuple(s for s, n in zip(t.stride(), t.shape) if n > 1)
+
+
+def _graphs():
+    from torch._dynamo.utils import counters
+
+    return counters["stats"]["unique_graphs"]
+
+
+def _overlapping(t):
+    """Whether t addresses some element twice (an expanded or as_strided layout).
+    Only a view can be that; a compiled result computed from such an input is
+    laid out densely, so its strides cannot match and are not judged."""
+    dims = sorted((s, n) for s, n in zip(t.stride(), t.shape) if n > 1)
+    extent = 0  # elements spanned by the dims of smaller stride
+    for stride, n in dims:
+        if stride <= extent:
+            return True
+        extent += stride * (n - 1)
+    return False
+
+
+def _guard_failures():
+    """Every guard-failure reason Dynamo has recorded, in order."""
+    from torch._dynamo.utils import guard_failures
+
+    return [r for reasons in list(guard_failures.values()) for r in reasons]
+
+
+_SIZE = re.compile(r"\b(size|stride)\(\)\[\d+\]")
+
+
+# the graph an earlier call of size 0 or 1 got (specialised by design) does not fit this call
+_ZERO_ONE = re.compile(r"size mismatch at index \d+\. expected [01], actual")
+
+
+def _relational(guard):
+    """An inequality over sizes or strides, chained or not: x.size()[1] <
+    x.size()[2], 2 <= x.size()[0] <= 3. Not an equality (== 5, !=)."""
+    return bool(_SIZE.search(guard)) and re.search(r"[<>]", guard) is not None \
+        and not re.search(r"==|!=|mismatch", guard)
+
+
+def relational_only(reasons):
+    """True when every reason is an inequality over sizes or strides (x.size()[1] <
+    x.size()[2], 2 <= x.size()[0] <= 3), or the miss of a graph specialised to a
+    size 0 or 1: Dynamo may guard on how dynamic sizes relate to each other and
+    to bounds, so a call on the other side of such a relation compiles anew by
+    design. A size pinned to another value ("size mismatch ... expected 31",
+    "== 5") is not."""
+    guards = [str(r).split("#")[0].strip() for r in reasons]  # after "#": the source line that made it
+    return bool(guards) and all(_relational(g) or _ZERO_ONE.search(g) for g in guards)
+
+
+def _storage_key(t):
+    """What identifies t's storage: its address, or on a device without one
+    (torch_xla) the tensor itself."""
+    try:
+        return t.untyped_storage().data_ptr()
+    except RuntimeError:
+        return id(t)
+
+
+def reuse_key(inputs, dynamic_dims):
+    """Calls with equal keys must share one compiled graph: the sizes of every
+    dim not marked dynamic and of the bases of inputs that are views, which
+    marked dims are equal to which (Dynamo gives equal sizes one symbol), and
+    which inputs alias which. None when a marked dim is 0 or 1 (Dynamo
+    specialises those by design) or nothing is marked."""
+    marked = [inputs[i].shape[d] for i, d in dynamic_dims]
+    if not marked or min(marked) < 2:
+        return None
+    tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+    static = tuple(tuple(n for d, n in enumerate(t.shape) if (i, d) not in dynamic_dims)
+                   for i, t in enumerate(inputs) if isinstance(t, torch.Tensor))
+    # an input that is a view: Dynamo guards on its base's sizes too, which no mark makes dynamic
+    bases = tuple(tuple(t._base.shape) if t._base is not None else None for t in tensors)
+    # Dynamo guards on which inputs are one tensor or share storage: a call that
+    # aliases inputs another call did not is a new graph by design.
+    storages = [_storage_key(t) for t in tensors]
+    aliasing = tuple((next(j for j, u in enumerate(tensors) if u is t), storages.index(p))
+                     for t, p in zip(tensors, storages))
+    return static, bases, tuple(marked.index(n) for n in marked), aliasing
+
+
+def grads(outputs, inputs):
+    """Gradients of sum(out**2)/2 over the floating outputs that require grad,
+    for each input that is a leaf requiring grad (None for the others)."""
+    outs = [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad]
+    leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad and t.is_leaf]
+    if not outs or not leaves:
+        return [None] * len(inputs)
+    loss = sum(((o if o.dtype == torch.float64 else o.float()) ** 2).sum() / 2 for o in outs)
+    got = dict(zip(map(id, leaves), torch.autograd.grad(loss, leaves, allow_unused=True)))
+    return [got.get(id(t)) for t in inputs]
+
+
+def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_outputs, device="cpu",
+                 check_strides=True, dynamic_dims=(), backward=False, max_graphs=None):
+    """Call `program` eagerly and `compiled` once per call of the schedule, up
+    to the first call where they disagree or both raise. The float64 run of
+    `program` is the reference only a disagreement needs: it is made then.
+
+    dynamic_dims: (input index, dim) of the dims marked dynamic (mark_dynamic,
+    mark_unbacked): a call whose reuse_key an earlier call had must compile no
+    new graph (RECOMPILE). Empty: not checked.
+
+    backward: once the outputs agree, the gradients (`grads`) are compared
+    under the same rule; an error there has stage "backward".
+
+    max_graphs: once the calls so far have compiled this many graphs, the
+    later calls are not made. None: every call.
+
+    Returns a dict: status (a constant above); call (None when all agree);
+    eager_error, compiled_error; bad_outputs, bad_inputs ([(index, kind,
+    detail)] from compare_outputs); strides ((index, compiled, eager));
+    graphs ((before, after) that call, for RECOMPILE); that call's actual,
+    expected, compiled_inputs, eager_inputs, for printing; and compile_seconds
+    (the first compiled call, compiling included)."""
+    result = dict(status=AGREE, call=None, eager_error=None, compiled_error=None, bad_outputs=[], bad_inputs=[],
+                  bad_grads=[], stage="forward", strides=None, graphs=None, actual=None, expected=None,
+                  compiled_inputs=None, eager_inputs=None, compile_seconds=0.0)
+    seen_keys = set()
+    dynamic_dims = [tuple(x) for x in dynamic_dims]
+    graphs_at_start = _graphs() if max_graphs else 0
+    for call in range(calls):
+        # This order fixes what each call sees (one seeded generator per
+        # make_inputs, the global RNG of random ops): keep it.
+        eager_inputs = expected = eager_error = None
+        try:
+            eager_inputs = make_inputs(call)
+            expected = program(*eager_inputs)
+        except Exception as e:  # any eager error is data
+            eager_error = e
+        inputs = make_inputs(call)
+        mark_inputs(*inputs)
+        actual = compiled_error = None
+        graphs_before = _graphs() if dynamic_dims else 0
+        reasons_before = len(_guard_failures()) if dynamic_dims else 0
+        t = time.perf_counter()
+        try:
+            actual = compiled(*inputs)
+            if torch.device(device).type == "cuda":
+                torch.cuda.synchronize()  # a kernel's asynchronous error surfaces as this call's
+        except Exception as e:
+            compiled_error = e
+        if call == 0:
+            result["compile_seconds"] = time.perf_counter() - t
+        here = dict(call=call, actual=actual, expected=expected, compiled_inputs=inputs, eager_inputs=eager_inputs)
+        if backward and compiled_error is not None and eager_error is None:
+            # AOTAutograd traces the backward with the forward: an op eager cannot
+            # differentiate fails the compiled forward but only eager's backward.
+            try:
+                grads(expected, eager_inputs)
+            except Exception as e:
+                eager_error = e
+        if eager_error is not None or compiled_error is not None:
+            status = (BOTH_ERROR if eager_error is not None and compiled_error is not None
+                      else EAGER_ERROR if eager_error is not None else COMPILED_ERROR)
+            result.update(here, status=status, eager_error=eager_error, compiled_error=compiled_error)
+            return result
+        # Without a reference the rule is strictly stricter: what passes here passes with it.
+        bad_outputs = compare_outputs(actual, expected, None)
+        bad_inputs = compare_outputs(inputs, eager_inputs, None)
+        if bad_outputs or bad_inputs:
+            try:
+                ref64_inputs = make_inputs(call, fp64=True)
+                ref64 = program(*ref64_inputs)
+            except Exception:  # no reference: the plain tolerance decides
+                ref64_inputs = ref64 = None
+            bad_outputs = compare_outputs(actual, expected, ref64)
+            bad_inputs = compare_outputs(inputs, eager_inputs, ref64_inputs)
+        if bad_outputs or bad_inputs:
+            result.update(here, status=MISMATCH, bad_outputs=bad_outputs, bad_inputs=bad_inputs)
+            return result
+        if check_strides:
+            for i, (a, e) in enumerate(zip(actual, expected)):
+                if isinstance(a, torch.Tensor) and not _overlapping(e) and _strides(a) != _strides(e):
+                    result.update(here, status=STRIDE, strides=(i, a.stride(), e.stride()))
+                    return result
+        if backward and _judge_grads(result, here, program, make_inputs, call, compare_outputs):
+            return result
+        if dynamic_dims:
+            key = reuse_key(inputs, dynamic_dims)
+            graphs_after = _graphs()
+            if key is not None and key in seen_keys and graphs_after > graphs_before:
+                reasons = _guard_failures()[reasons_before:]  # read only when a graph was added
+                if not relational_only(reasons):
+                    result.update(here, status=RECOMPILE, graphs=(graphs_before, graphs_after), guards=reasons)
+                    return result
+            seen_keys.add(key)
+        if max_graphs and _graphs() - graphs_at_start >= max_graphs:
+            break
+    return result
+
+
+def _judge_grads(result, here, program, make_inputs, call, compare_outputs):
+    """Compare the gradients of this call; True (result updated) when they disagree or raise."""
+    eager_error = compiled_error = None
+    try:
+        expected = grads(here["expected"], here["eager_inputs"])
+    except Exception as e:  # any eager error is data
+        eager_error = e
+    try:
+        actual = grads(here["actual"], here["compiled_inputs"])
+    except Exception as e:
+        compiled_error = e
+    if eager_error is not None or compiled_error is not None:
+        status = (BOTH_ERROR if eager_error is not None and compiled_error is not None
+                  else EAGER_ERROR if eager_error is not None else COMPILED_ERROR)
+        result.update(here, status=status, eager_error=eager_error, compiled_error=compiled_error, stage="backward")
+        return True
+    bad = compare_outputs(actual, expected, None)
+    if bad:
+        try:
+            ref_inputs = make_inputs(call, fp64=True)
+            ref = grads(program(*ref_inputs), ref_inputs)
+        except Exception:  # no reference: the plain tolerance decides
+            ref = None
+        bad = compare_outputs(actual, expected, ref)
+    if bad:
+        result.update(here, status=GRADIENT, bad_grads=bad, stage="backward", actual_grads=actual,
+                      expected_grads=expected)
+        return True
+    return False
+
+
+def describe(result, schedule):
+    """(lines to print, failed) for a run_schedule result; `schedule` lists
+    each call's sizes. failed: compiled and eager disagree."""
+    at = f"call {result['call']} {schedule[result['call']] if result['call'] is not None else ''}"
+    status, lines = result["status"], []
+    if status == BOTH_ERROR:
+        lines.append(f"{at}: eager and compiled both raise; not a compiler bug")
+    elif status == COMPILED_ERROR:
+        e = result["compiled_error"]
+        lines.append(f"{at}: compiled raised {type(e).__name__}: {e}"
+                     + (" (in the backward pass)" if result.get("stage") == "backward" else ""))
+    elif status == EAGER_ERROR:
+        e = result["eager_error"]
+        lines.append(f"{at}: eager raised {type(e).__name__}: {e}; compiled returned")
+    elif status == STRIDE:
+        i, got, want = result["strides"]
+        lines.append(f"{at}: output {i}: strides {got} vs eager {want}")
+    elif status == GRADIENT:
+        for i, kind, detail in result["bad_grads"]:
+            lines.append(f"{at}: gradient of input {i}: {kind} mismatch {detail}")
+    elif status == RECOMPILE:
+        before, after = result["graphs"]
+        lines.append(f"{at}: compiled {after - before} new graph(s) although an earlier call had the same static "
+                     "sizes and its marked-dynamic dims were all >= 2")
+        lines += [f"  failed guard: {r}" for r in result.get("guards") or []]
+    problems = [("output", *bad) for bad in result["bad_outputs"]] + [("input", *bad) for bad in result["bad_inputs"]]
+    for where, i, kind, detail in problems:
+        lines.append(f"{at}: {where} {i}: {kind} mismatch {detail}")
+        if kind in ("values", "nonfinite"):
+            got = (result["actual"] if where == "output" else result["compiled_inputs"])[i]
+            want = (result["expected"] if where == "output" else result["eager_inputs"])[i]
+            lines.append(f"  compiled: {got.flatten()[:8].tolist()}")
+            lines.append(f"  eager:    {want.flatten()[:8].tolist()}")
+    return lines, status not in (AGREE, BOTH_ERROR)
+
+
+def main():
+    missing = missing_device(DEVICE)
+    if missing:  # neither pass nor fail: skipped
+        print(f"SKIP: cannot run this repro here: {missing}", file=sys.stderr)
+        sys.exit(SKIP_EXIT)
+    torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch._inductor.config.fallback_random = True
+    for key, value in DYNAMO_CONFIG.items():  # the case's Dynamo settings (where this torch has them)
+        if hasattr(torch._dynamo.config, key):
+            setattr(torch._dynamo.config, key, value)
+    compiled = torch.compile(program, backend='inductor', dynamic=None, options={'force_shape_pad': True})
+    result = run_schedule(compiled, program, make_inputs, mark_inputs, len(SIZES), compare_outputs, DEVICE,
+                          dynamic_dims=DYNAMIC_DIMS, backward=BACKWARD, max_graphs=MAX_GRAPHS)
+    lines, failed = describe(result, SIZES)
+    for line in lines:
+        print(line)
+    print("FAIL: compiled and eager disagree" if failed else "OK: compiled and eager agree")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
