@@ -178,6 +178,22 @@ wrong_on_bool_operand.__doc__ = ("Wrong output element for graphs where ldexp, c
                                  "not write).")
 
 
+def _integer_product(gm) -> bool:
+    """A matrix product of integer operands (eager multiplies integers on CPU only)."""
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and getattr(n.target, "__name__", "") in _MATRIX:
+            values = [getattr(a, "meta", {}).get("example_value") for a in n.args]
+            if any(isinstance(v, torch.Tensor) and not v.is_floating_point() and v.dtype != torch.bool
+                   for v in values):
+                return True
+    return False
+
+
+wrong_on_int_matmul = _when_graph_has(_MATRIX, also=_integer_product)
+wrong_on_int_matmul.__doc__ = ("Wrong output element for graphs with an integer mm, bmm or matmul (issue 27: programs "
+                               "the generator could not write).")
+
+
 def wrong_strides(gm, example_inputs):
     """Right values, wrong layout: an output whose last two dims are both
     longer than 1 comes back with them swapped in memory."""
@@ -256,4 +272,5 @@ def wrong_gradients(gm, example_inputs):
 
 PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_odd_reflect", "wrong_after_matmul",
            "wrong_with_data_dependent", "wrong_strides", "breaks_on_alias", "widens_narrow_ints", "wrong_gradients",
-           "wrong_on_sized_or_5d_interpolate", "wrong_on_bool_operand")
+           "wrong_on_sized_or_5d_interpolate", "wrong_on_bool_operand",
+           "wrong_on_int_matmul")

@@ -42,6 +42,15 @@ def _bool_promoted(p) -> bool:
                                                if i < len(o.args)) for o in p.ops)
 
 
+_INTEGERS = ("int32", "int64", "uint8", "int8", "int16")
+
+
+def _int_value_on_cpu(p) -> bool:
+    from fuzz.program.typecheck import typecheck
+
+    return p.device_type() == "cpu" and any(v.dtype in _INTEGERS and v.rank >= 1 for v in typecheck(p).values())
+
+
 # name -> (applies to the program, the program has it)
 REACH = {
     "interpolate of a 5-d tensor": (
@@ -51,6 +60,8 @@ REACH = {
         lambda p: _float_input_of_rank(p, (3, 4, 5)),
         lambda p: _interpolates(p, lambda q: "size" in q)),
     "a bool operand promoted (ldexp and friends)": (_has_bool, _bool_promoted),
+    "an integer mm, bmm or matmul (CPU)": (
+        _int_value_on_cpu, lambda p: any(o.op in ("mm_int", "bmm_int", "matmul_int") for o in p.ops)),
 }
 
 

@@ -74,7 +74,12 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
     unknown = set(ops or ()) - {o.name for o in OPS}
     if unknown:
         raise InvalidArgument(f"unknown ops {sorted(unknown)}; see `shapefuzz ops`")
-    menu = {f: [o for o in OPS.family(f) if ops is None or o.name in ops] for f in fams}
+    from fuzz.devices import device_type
+
+    here = device_type(device)
+    menu = {f: [o for o in OPS.family(f) if (ops is None or o.name in ops) and o.runs_on(here)] for f in fams}
+    if ops and not any(menu.values()):
+        raise InvalidArgument(f"none of the ops {sorted(ops)} runs on {here} in eager (`shapefuzz ops`)")
     grad_menu = {f: [o for o in specs if o.grad] for f, specs in menu.items()}
 
     @st.composite

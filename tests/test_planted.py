@@ -52,6 +52,18 @@ def test_a_bool_operand_promoted_is_caught_and_its_mask_is_not():
         assert run_case(two(op, x, y)).outcome is Outcome.OK, (op, x, y)
 
 
+def test_an_integer_matrix_product_is_caught_and_a_float_one_is_not():
+    from fuzz.program.ir import TensorInput
+
+    def mm(dtype, op):
+        inputs = [TensorInput(name="x0", shape=["s0", 3], dtype=dtype), TensorInput(name="x1", shape=[3, 2], dtype=dtype)]
+        return with_backend(program([(op, ["x0", "x1"], {})], inputs=inputs), "fuzz.planted:wrong_on_int_matmul")
+
+    for dtype in ("int32", "int64", "uint8", "int8", "int16"):
+        assert run_case(mm(dtype, "mm_int")).outcome is Outcome.DIVERGENCE, dtype
+    assert run_case(mm("float32", "mm")).outcome is Outcome.OK
+
+
 def test_input_mutation_is_caught():
     v = run_case(with_backend(program(RELU), "fuzz.planted:mutate_input"))
     assert v.outcome is Outcome.INPUT_MUTATION and v.where == "input x0"

@@ -68,7 +68,7 @@ def test_relaxed_families_reach_the_minimal_form_from_a_mixed_program():
     # a value outcome's signature names the op families, so the pinned key keeps
     # one op per family; relax_families lets the other families go
     p, v = first_finding(dict(backend=REFLECT, families=("pointwise", "binary", "pad", "view", "reduction")),
-                         seed=1, min_ops=4)
+                         seed=4, min_ops=4)
     key = signature(v, p).key
     assert "families: pad |" not in signature(v, p).text
     relaxed = shrink(p, key, time_budget=120, relax_families=True)

@@ -102,6 +102,28 @@ def test_binary_ops_type_bool_operands_as_eager_does():
     assert checked > 100, checked
 
 
+def test_integer_matrix_products_are_typed_as_eager_and_kept_off_cuda():
+    from fuzz.program.ir import ProgramError, TensorInput
+
+    from helpers import program
+
+    shapes = {"mm_int": (["s0", 3], [3, 2]), "bmm_int": ([2, "s0", 3], [2, 3, 2]), "matmul_int": ([4, "s0", 3], [3, 2])}
+    for op, (sa, sb) in shapes.items():
+        for dtype in D.INTEGRAL:
+            p = program([(op, ["x0", "x1"], {})], inputs=[TensorInput(name="x0", shape=sa, dtype=dtype),
+                                                          TensorInput(name="x1", shape=sb, dtype=dtype)])
+            prog = load(p)
+            out = prog.program(*prog.make_inputs(0))[0]
+            info = typecheck(p)["v0"]
+            assert (str(out.dtype).removeprefix("torch."), out.dim()) == (info.dtype, info.rank), (op, dtype)
+            p.settings.device = "cuda"  # eager has no CUDA kernel for it: a CUDA program may not hold it
+            with pytest.raises(ProgramError, match="cpu only"):
+                typecheck(p)
+    cuda = draw_programs(60, seed=3, device="cuda", families=("matrix",))
+    assert not [o.op for p in cuda for o in p.ops if o.op.endswith("_int")]
+    assert [o.op for p in draw_programs(60, seed=3, families=("matrix",)) for o in p.ops if o.op.endswith("_int")]
+
+
 def test_every_op_mode_and_marking_appears():
     progs = wide_draws()
     ops = collections.Counter(o.op for p in progs for o in p.ops)

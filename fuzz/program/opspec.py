@@ -54,6 +54,7 @@ class OpSpec:
     dtypes: frozenset = frozenset(D.ALL)  # the first operand's dtypes it takes
     label_fn: Callable[[dict], str] | None = None  # a report's name for it, from its params (pad: its mode)
     grad: bool = True  # eager can differentiate it (backward cases draw only such ops)
+    devices: tuple = ()  # the device types whose eager kernels take it ("cpu": integer mm); () every one
     doc: str = ""
 
     def __post_init__(self):
@@ -69,6 +70,9 @@ class OpSpec:
             raise ValueError(f"op {self.name!r}: `mutates` must be set exactly for the inplace family")
         if not self.name.isidentifier():
             raise ValueError(f"op {self.name!r}: name must be an identifier")
+
+    def runs_on(self, device_type: str) -> bool:
+        return not self.devices or device_type in self.devices
 
     def applicable(self, a: ValueInfo, values: list[ValueInfo]) -> bool:
         if self.inputs_only and not a.is_input:

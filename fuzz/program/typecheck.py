@@ -113,6 +113,9 @@ def typecheck(p: Program) -> dict[str, ValueInfo]:
         args = [env[a] for a in call.args]
         if spec.inputs_only and not args[0].is_input:
             raise ProgramError(f"ops[{i}] {call.op}: applies to program inputs only")
+        if not spec.runs_on(p.device_type()):
+            raise ProgramError(f"ops[{i}] {call.op}: eager runs it on {', '.join(spec.devices)} only, "
+                               f"not {p.device_type()}")
         try:
             reason = spec.check(args, call.params)
             if reason is None and any(not spec.fits(args[:i], args[i]) for i in range(1, spec.arity)):

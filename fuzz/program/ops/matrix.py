@@ -4,8 +4,9 @@ Each comes two ways: over values of the program whose contracted dims match
 by key (a padded or sliced tensor times another), and against a weight made
 in the program whose in-dim is the operand's own symbolic size (always
 applicable, so matrix consumers of pads and views are common). Floating
-dtypes only: integer mm is CPU-only in eager, so an integer case would be
-judged invalid on a GPU box.
+dtypes, and for mm, bmm and matmul integer ones too as ops of their own
+(mm_int, ...): eager multiplies integers on CPU only, so those are drawn and
+accepted only in CPU programs (OpSpec.devices).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from fuzz.program.ops.common_gen import dim_text, weight
 from fuzz.program.symbolic import Dim, broadcast_shape, broadcastable
 
 _FLOAT = frozenset(D.FLOATING)
+_INT = frozenset(D.INTEGRAL)
 _OUT_SIZES = (3, 1, 4, 8)  # literal out-features of a made weight; 1 makes a degenerate product
 
 
@@ -58,16 +60,16 @@ def _fresh_b(name):
     def shape(chosen):
         a = chosen[0]
         three = _lit(3, a.calls)
-        if name == "bmm":
+        if name.startswith("bmm"):
             return (a.shape[0], a.shape[2], three)
         return (a.shape[-1],) if a.rank == 1 else (a.shape[-1], three)
     return shape
 
 
-def _product(name, api, rank_a, rank_b, render, doc):
+def _product(name, api, rank_a, rank_b, render, doc, dtypes=_FLOAT, devices=()):
     """a @ b over two program values (rank_* None: any rank >= 1)."""
     def ok_a(a):
-        return _float(a) and (a.rank == rank_a if rank_a else 1 <= a.rank <= 4)
+        return a.dtype in dtypes and (a.rank == rank_a if rank_a else 1 <= a.rank <= 4)
 
     def pair(a, b):
         if not (_same(a, b) and (b.rank == rank_b if rank_b else b.rank >= 1)):
@@ -75,7 +77,7 @@ def _product(name, api, rank_a, rank_b, render, doc):
         shape = _product_shape(a, b)
         if shape is None:
             return False
-        return name != "bmm" or a.shape[0].key == b.shape[0].key
+        return not name.startswith("bmm") or a.shape[0].key == b.shape[0].key
 
     return OPS.add(OpSpec(
         name=name, family="matrix", arity=2, accepts=ok_a, pair=pair,
@@ -83,12 +85,17 @@ def _product(name, api, rank_a, rank_b, render, doc):
         check=lambda args, p: None if ok_a(args[0]) and pair(*args) else f"{name}: operands do not multiply",
         infer=lambda args, p, out: _fresh(args[0], out, shape=_product_shape(*args)),
         render=lambda n, p, i: render.format(a=n[0], b=n[1]),
-        guards=lambda args, p: _all_syms(*args), operand=_fresh_b(name), api=api, doc=doc))
+        guards=lambda args, p: _all_syms(*args), operand=_fresh_b(name), api=api, doc=doc,
+        dtypes=frozenset(dtypes), devices=devices, grad=dtypes == _FLOAT))
 
 
 _product("mm", "torch.mm", 2, 2, "torch.mm({a}, {b})", "mm of two values whose inner dims match")
 _product("bmm", "torch.bmm", 3, 3, "torch.bmm({a}, {b})", "bmm of two batches")
 _product("matmul", "torch.matmul", None, None, "torch.matmul({a}, {b})", "matmul with broadcast batch dims")
+# integer products: eager has CPU kernels only (CUDA's raise "not implemented for 'Int'")
+_product("mm_int", "torch.mm", 2, 2, "torch.mm({a}, {b})", "integer mm (CPU)", _INT, ("cpu",))
+_product("bmm_int", "torch.bmm", 3, 3, "torch.bmm({a}, {b})", "integer bmm (CPU)", _INT, ("cpu",))
+_product("matmul_int", "torch.matmul", None, None, "torch.matmul({a}, {b})", "integer matmul (CPU)", _INT, ("cpu",))
 
 
 def _addmm_third(a, b, c):
