@@ -92,21 +92,29 @@ def shrink(program: Program, target_signature_key: str, *, evaluate: Evaluate | 
     return res
 
 
-def _shrink_steadied(p, verdict, key, judge, attempt, log) -> ShrinkResult | None:
+def _shrink_steadied(p, verdict, key, judge, attempt, log, reruns: int = DEFAULT_RERUNS) -> ShrinkResult | None:
     """Shrink a finding a timed decision may cause (fuzz/findings/steadying.py) with
     that decision forced and pinned, when the decision is the cause: the finding goes
-    with it off and shows with it forced. None when no steadier applies, or none did."""
+    with it off (a clean pass, 1 + `reruns` times: these findings come and go) and
+    shows with it forced, every time. None when no steadier applies, or none did."""
     from fuzz.findings.steadying import pinned, steadied
+    from fuzz.judge.verdict import Outcome
+
+    def passes(q) -> bool:
+        try:
+            return judge(q).outcome is Outcome.OK
+        except Exception:  # noqa: BLE001 - a judge that fails says nothing of the cause
+            return False
 
     for steadier, forced, off in steadied(p, verdict):
-        if signature(judge(off), off).key == key:
+        if not all(passes(off) for _ in range(1 + max(0, reruns))):
             if log:
-                log(f"{steadier.name}: it shows with {steadier.off} too, so not by that decision")
+                log(f"{steadier.name}: it does not pass cleanly with {steadier.off}, so not by that decision")
             continue
         if log:
             log(f"{steadier.name}: shrinking with {steadier.options} pinned ({steadier.why})")
         res = attempt(forced, pinned(judge, steadier.options))
-        if res.reproduced:
+        if res.reproduced and not res.flaky:
             res.steadied = steadier.name
             return res
     return None
@@ -154,7 +162,7 @@ def shrink_entry(entry_dir, *, evaluate: Evaluate | None = None, time_budget: fl
             return shrink(q, key, evaluate=ev, time_budget=time_budget, reruns=reruns, relax_families=relax_families,
                           hypothesis_examples=hypothesis_examples, onto=onto, log=log)
 
-        res = _shrink_steadied(p, entry.verdict, key, judge, attempt, log)
+        res = _shrink_steadied(p, entry.verdict, key, judge, attempt, log, reruns)
         if res is None:
             res = attempt(p, judge)
     finally:
