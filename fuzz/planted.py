@@ -128,13 +128,17 @@ wrong_with_data_dependent.__doc__ = ("Wrong output element for graphs that keep 
                                      "with Dynamo's capture_dynamic_output_shape_ops / capture_scalar_outputs.")
 
 
+def _example(arg):
+    """What Dynamo recorded for a graph node's argument (a fake tensor), else None."""
+    return getattr(arg, "meta", {}).get("example_value")
+
+
 def _resizes_by_size_or_in_5d(gm) -> bool:
     """An interpolate to a given size, or of a 5-d tensor."""
     for n in gm.graph.nodes:
         if n.op != "call_function" or getattr(n.target, "__name__", "") != "interpolate":
             continue
-        x = n.args[0] if n.args else n.kwargs.get("input")
-        value = getattr(x, "meta", {}).get("example_value")
+        value = _example(n.args[0] if n.args else n.kwargs.get("input"))
         sized = n.kwargs.get("size") is not None or (len(n.args) > 1 and n.args[1] is not None)
         if sized or (value is not None and value.dim() == 5):
             return True
@@ -151,7 +155,7 @@ _BOOL_PROMOTING = {"ldexp", "copysign", "floor_divide", "remainder", "fmod", "wh
 
 
 def _is_bool(arg) -> bool:
-    value = getattr(arg, "meta", {}).get("example_value")
+    value = _example(arg)
     return isinstance(value, torch.Tensor) and value.dtype == torch.bool
 
 
@@ -182,7 +186,7 @@ def _integer_product(gm) -> bool:
     """A matrix product of integer operands (eager multiplies integers on CPU only)."""
     for n in gm.graph.nodes:
         if n.op == "call_function" and getattr(n.target, "__name__", "") in _MATRIX:
-            values = [getattr(a, "meta", {}).get("example_value") for a in n.args]
+            values = [_example(a) for a in n.args]
             if any(isinstance(v, torch.Tensor) and not v.is_floating_point() and v.dtype != torch.bool
                    for v in values):
                 return True

@@ -25,30 +25,32 @@ _BOOL_PROMOTING = {"ldexp": (0,), "copysign": (0, 1), "floor_divide": (0, 1), "r
                    "div_trunc": (0, 1), "div_floor": (0, 1), "where": (0, 1), "masked_fill": (0,)}
 
 
-def _dtypes(p) -> dict:
+_INFOS: dict = {}  # id(program) -> its typecheck: several rows ask it of each program
+
+
+def _infos(p) -> dict:
     from fuzz.program.typecheck import typecheck
 
-    return {name: info.dtype for name, info in typecheck(p).items()}
+    if id(p) not in _INFOS:
+        _INFOS[id(p)] = typecheck(p)
+    return _INFOS[id(p)]
 
 
 def _has_bool(p) -> bool:
-    return "bool" in _dtypes(p).values()
+    return any(v.dtype == "bool" for v in _infos(p).values())
 
 
 def _bool_promoted(p) -> bool:
     """ldexp and friends given a bool operand (where and masked_fill: a value operand, not their mask)."""
-    dt = _dtypes(p)
-    return any(o.op in _BOOL_PROMOTING and any(dt.get(o.args[i]) == "bool" for i in _BOOL_PROMOTING[o.op]
+    info = _infos(p)
+    return any(o.op in _BOOL_PROMOTING and any(info[o.args[i]].dtype == "bool" for i in _BOOL_PROMOTING[o.op]
                                                if i < len(o.args)) for o in p.ops)
 
 
-_INTEGERS = ("int32", "int64", "uint8", "int8", "int16")
-
-
 def _int_value_on_cpu(p) -> bool:
-    from fuzz.program.typecheck import typecheck
+    from fuzz.program.dtypes import INTEGRAL
 
-    return p.device_type() == "cpu" and any(v.dtype in _INTEGERS and v.rank >= 1 for v in typecheck(p).values())
+    return p.device_type() == "cpu" and any(v.dtype in INTEGRAL and v.rank >= 1 for v in _infos(p).values())
 
 
 # name -> (applies to the program, the program has it)
