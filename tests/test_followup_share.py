@@ -62,3 +62,50 @@ def test_a_job_waiting_for_a_child_process_gives_the_runners_lock_up():
 
     assert others_get_the_lock(give_up=True)
     assert not others_get_the_lock(give_up=False)
+
+
+def test_a_runner_past_its_job_limit_keeps_dispatching_while_a_long_job_runs(tmp_path):
+    """The recycle limit (max_jobs) must not starve the queue: with one long job running (a hang's triage
+    takes up to 20 minutes), a runner past its limit still starts the jobs queued behind it, and leaves
+    once none runs. Stopping the dispatch at the limit left a soak's 68 jobs waiting 500 s."""
+    import threading
+    import time
+
+    from fuzz.campaign.followup import JobLog
+    from fuzz.campaign.ray_followup import run_parallel
+
+    jobs = JobLog(str(tmp_path))
+    for name in ["slow"] + [f"fast{i}" for i in range(6)]:
+        jobs.queue(name, ["shrink"], {})
+    release, done = threading.Event(), []
+
+    class Remote:
+        where = "here"
+        lock = threading.Lock()
+
+        def slots(self, pending, draining):
+            return 4
+
+    def run_job(job, remote):
+        if job.entry == "slow":  # computes elsewhere: the runner's lock is given up meanwhile, as LocalRemote does
+            remote.lock.release()
+            try:
+                release.wait(30)
+            finally:
+                remote.lock.acquire()
+        done.append(job.entry)
+        return "done", job.entry
+
+    result = []
+    runner = threading.Thread(target=lambda: result.append(run_parallel(
+        jobs, Remote(), linger=0.0, max_jobs=2, log=lambda *_: None, run_job=run_job, max_starts=2,
+        order={"shrink": 0}, told_to_drain=lambda timeout: True)))
+    runner.start()
+    deadline = time.monotonic() + 20
+    while len(done) < 6 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sorted(done) == [f"fast{i}" for i in range(6)], done  # every one, while the slow job runs
+    assert runner.is_alive()
+    release.set()
+    runner.join(10)
+    assert result == [7] and done[-1] == "slow"

@@ -139,7 +139,11 @@ def run_parallel(jobs, remote: Remote, *, linger: float, max_jobs: int, log, run
     remote.slots() jobs at once, each in a thread that holds remote.lock except while its
     task runs, so that the job log and the corpus are written by one thread at a time.
     A job waits while another job of its entry runs, and a triage (or any later type) while
-    its entry's shrink is pending. Returns how many jobs ran."""
+    its entry's shrink is pending. Returns how many jobs ran: once `max_jobs` have ended, at the first
+    moment none runs (a fresh runner takes over). Reaching it never stops the dispatch while jobs run:
+    that left a 26-minute soak's queue of 68 jobs waiting 500 s behind a hang's triage, its last minutes
+    and its wind-down with nothing shrunk (the jobs compute in processes of their own, so the runner's
+    memory does not grow with them)."""
     running: dict[str, threading.Thread] = {}
     corpora: dict = {}
 
@@ -175,13 +179,15 @@ def run_parallel(jobs, remote: Remote, *, linger: float, max_jobs: int, log, run
                 del running[jid]
                 ran += 1
                 idle_since = time.monotonic()
+            if ran >= max_jobs and not running:
+                return ran
             pending = [j for j in jobs.refresh().pending() if j.id not in running]
             if not draining:  # the campaign's cases ended: every slot for the rest
                 draining = told_to_drain(0)
             slots = remote.slots(len(pending) + len(running), draining)
             busy = {target(jobs.jobs[j]) for j in running}
             for job in pending:
-                if len(running) >= slots or ran + len(running) >= max_jobs:
+                if len(running) >= slots:
                     break
                 first = order.get(job.type, 1)
                 if target(job) in busy or any(p.entry == job.entry and order.get(p.type, 1) < first for p in pending):
@@ -198,8 +204,6 @@ def run_parallel(jobs, remote: Remote, *, linger: float, max_jobs: int, log, run
                 busy.add(target(job))
                 t.start()
             if not running:
-                if ran >= max_jobs:
-                    return ran
                 if not pending:
                     if draining or time.monotonic() - idle_since > linger:
                         return ran
