@@ -1,6 +1,7 @@
 """Generation: validity in eager, coverage of the op set, shrink quality."""
 
 import collections
+import itertools
 
 import pytest
 from hypothesis import HealthCheck, find, given, settings
@@ -77,7 +78,8 @@ def test_any_and_all_of_uint8_are_uint8_as_in_eager():
 def test_binary_ops_type_bool_operands_as_eager_does():
     """Every binary op that takes a bool operand gives, in eager, the dtype the
     generator infers, over bool against each dtype in both orders (ldexp and
-    friends promote bool; sub refuses it and does not take it)."""
+    friends promote bool; sub refuses it and does not take it), either operand
+    0-d or not (a 0-d operand counts only where its category is higher)."""
     from fuzz.program.ir import TensorInput
 
     from helpers import program
@@ -87,20 +89,22 @@ def test_binary_ops_type_bool_operands_as_eager_does():
     assert "sub" not in takers
     checked = 0
     for name in takers:
-        for x, y in [("bool", d) for d in D.ALL] + [(d, "bool") for d in D.ALL if d != "bool"]:
+        for (x, y), (sx, sy) in itertools.product(
+                [("bool", d) for d in D.ALL] + [(d, "bool") for d in D.ALL if d != "bool"],
+                [(["s0"], ["s0"]), ([], ["s0"]), (["s0"], [])]):
             if x not in OPS[name].dtypes or y not in OPS[name].dtypes:
                 continue
-            p = program([(name, ["x0", "x1"], {})], inputs=[TensorInput(name="x0", shape=["s0"], dtype=x),
-                                                           TensorInput(name="x1", shape=["s0"], dtype=y)])
+            p = program([(name, ["x0", "x1"], {})], inputs=[TensorInput(name="x0", shape=sx, dtype=x),
+                                                           TensorInput(name="x1", shape=sy, dtype=y)])
             try:
                 want = typecheck(p)["v0"].dtype
             except Exception:  # noqa: BLE001 - a pair the op refuses (pair_ok): not drawn
                 continue
             prog = load(p)
             out = prog.program(*prog.make_inputs(0))[0]
-            assert str(out.dtype).removeprefix("torch.") == want, (name, x, y)
+            assert str(out.dtype).removeprefix("torch.") == want, (name, x, y, sx, sy)
             checked += 1
-    assert checked > 100, checked
+    assert checked > 300, checked
 
 
 def test_integer_matrix_products_are_typed_as_eager_and_kept_off_cuda():

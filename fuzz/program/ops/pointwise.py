@@ -118,9 +118,20 @@ OPS.add(OpSpec(
 
 # ---- pointwise: binary (tensor, tensor) with broadcasting ---------------------
 
-def binary(name, expr, dtypes=_ANY, result=D.promote, pair_ok=None, doc="", render=None, api=""):
+def _ranked(a, b) -> tuple:
+    """The dtypes a binary op's result is promoted from: a 0-d tensor beside one with dims counts only where its
+    category is higher (int16 tensor + int64 0-d tensor is int16; + float64 0-d tensor is float64)."""
+    if (a.rank == 0) == (b.rank == 0):
+        return a.dtype, b.dtype
+    zero, full = (a, b) if a.rank == 0 else (b, a)
+    eff = full.dtype if D.category(zero.dtype) <= D.category(full.dtype) else zero.dtype
+    return (eff, b.dtype) if a.rank == 0 else (a.dtype, eff)
+
+
+def binary(name, expr, dtypes=_ANY, result=D.promote, pair_ok=None, doc="", render=None, api="", promotes=True):
     """A pointwise op of two broadcastable tensors; `render(names, infos)` overrides the
-    expression where the text depends on the dtypes."""
+    expression where the text depends on the dtypes. `promotes`: its result's dtype comes from both
+    operands, by eager's promotion (a 0-d operand counts less), not from the first alone."""
     def ok(a, b):
         return (b.dtype in dtypes and broadcastable(a.shape, b.shape)
                 and (pair_ok is None or pair_ok(a.dtype, b.dtype)))
@@ -140,7 +151,8 @@ def binary(name, expr, dtypes=_ANY, result=D.promote, pair_ok=None, doc="", rend
         accepts=lambda a: a.dtype in dtypes, pair=ok,
         params=lambda args: st.just({}), check=check,
         infer=lambda args, p, out: _fresh(args[0], out, shape=broadcast_shape(args[0].shape, args[1].shape),
-                                          dtype=result(args[0].dtype, args[1].dtype)),
+                                          dtype=result(*(_ranked(args[0], args[1]) if promotes
+                                                         else (args[0].dtype, args[1].dtype)))),
         render=(lambda n, p, i: render(n, i)) if render else (lambda n, p, i: expr.format(a=n[0], b=n[1])),
         api=api or api_of(expr), dtypes=frozenset(dtypes),
         # broadcasting two different tensors relates their sizes: a guard.
@@ -209,7 +221,7 @@ binary("lshift", "({a} << {b})", _SHIFTABLE, render=lambda n, i: f"({n[0]} << ({
 binary("rshift", "({a} >> {b})", _SHIFTABLE, render=lambda n, i: f"({n[0]} >> ({n[1]} & 3))",
        api="torch.bitwise_right_shift", doc="a >> (b & 3)")
 binary("masked_fill", "{a}.masked_fill({b} > 0, 2)", result=lambda x, y: x,
-       pair_ok=None, api="Tensor.masked_fill",
+       pair_ok=None, api="Tensor.masked_fill", promotes=False,
        render=lambda n, i: f"{n[0]}.masked_fill({n[1]} > 0, {'2.5' if D.is_floating(i[0].dtype) else '2'})",
        doc="a.masked_fill(b > 0, v) with a broadcast mask")
 
