@@ -29,9 +29,11 @@ FOLLOWUP_CACHE = "followup-cache"
 _FULL = re.compile(r"No space left on device|Disk quota exceeded|\[Errno (?:28|122)\]")
 
 
-# Inductor's precompiled C++ header (CPU kernels): ~150 MB, made once and shared by the workers. Under a
-# limit too small to hold it beside the caches it is not made (slower C++ compiles, no 150 MB).
+# Inductor's precompiled C++ header (CPU kernels): ~150 MB, made once for the workers and once for the
+# follow-up jobs (each job links the runner's in: fuzz/campaign/followup_local.py job_env). Under a limit
+# too small to hold both beside the caches it is not made (slower C++ compiles, no 150 MB).
 PCH_RESERVE = 200 * 10**6
+PCH_COPIES = 2
 PCH_FROM = 4 * PCH_RESERVE
 
 
@@ -41,9 +43,9 @@ def compile_env(limit: int) -> dict:
 
 
 def cache_shares(limit: int, workers: int) -> tuple[int, int]:
-    """(the workers' caches together, the follow-up runner's): the limit less the precompiled header's
+    """(the workers' caches together, the follow-up runner's): the limit less the precompiled headers'
     reserve, shared out evenly over the workers and the follow-up runner."""
-    room = limit - (PCH_RESERVE if limit >= PCH_FROM else 0)
+    room = limit - (PCH_COPIES * PCH_RESERVE if limit >= PCH_FROM else 0)
     each = max(1, room // (max(1, workers) + 1))
     return each * max(1, workers), each
 
