@@ -198,6 +198,50 @@ wrong_on_int_matmul.__doc__ = ("Wrong output element for graphs with an integer 
                                "the generator could not write).")
 
 
+def _calls(gm):
+    """(name, node) of the graph's calls: a method by its name, a function by its __name__."""
+    for n in gm.graph.nodes:
+        if n.op == "call_method":
+            yield str(n.target), n
+        elif n.op == "call_function":
+            yield getattr(n.target, "__name__", ""), n
+
+
+def _resizing_dtype_view(gm) -> bool:
+    """A view(dtype) whose element size differs from its input's (the last dim grows or shrinks)."""
+    for name, n in _calls(gm):
+        if name == "view" and len(n.args) == 2 and isinstance(n.args[1], torch.dtype):
+            value = _example(n.args[0])
+            if isinstance(value, torch.Tensor) and value.element_size() != n.args[1].itemsize:
+                return True
+    return False
+
+
+wrong_on_resizing_view = _when_graph_has({"view"}, also=_resizing_dtype_view)
+wrong_on_resizing_view.__doc__ = ("Wrong output element for graphs with a view(dtype) that changes the element size "
+                                  "(issue 27: programs the generator could not write).")
+
+
+def _literal_shape(gm) -> bool:
+    """A reshape or view to (-1, k), k a literal >= 2; or a squeeze that keeps the rank (its dim is a size that
+    is not 1 at run time). A gather's index view (-1, 1) and a squeeze of a size-1 dim do not count."""
+    for name, n in _calls(gm):
+        if name in ("reshape", "view") and len(n.args) == 3 and n.args[1] == -1 \
+                and isinstance(n.args[2], int) and n.args[2] >= 2:
+            return True
+        if name == "squeeze":
+            before, after = _example(n.args[0]), n.meta.get("example_value")
+            if isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor) and before.dim() == after.dim():
+                return True
+    return False
+
+
+wrong_on_literal_shape = _when_graph_has({"reshape", "view", "squeeze"}, also=_literal_shape)
+wrong_on_literal_shape.__doc__ = ("Wrong output element for graphs that reshape or view to a literal (-1, k), or "
+                                  "squeeze a dim that is not 1 at run time (issue 27: programs the generator could "
+                                  "not write).")
+
+
 def wrong_strides(gm, example_inputs):
     """Right values, wrong layout: an output whose last two dims are both
     longer than 1 comes back with them swapped in memory."""
@@ -277,4 +321,4 @@ def wrong_gradients(gm, example_inputs):
 PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_odd_reflect", "wrong_after_matmul",
            "wrong_with_data_dependent", "wrong_strides", "breaks_on_alias", "widens_narrow_ints", "wrong_gradients",
            "wrong_on_sized_or_5d_interpolate", "wrong_on_bool_operand",
-           "wrong_on_int_matmul")
+           "wrong_on_int_matmul", "wrong_on_resizing_view", "wrong_on_literal_shape")

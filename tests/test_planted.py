@@ -64,6 +64,36 @@ def test_an_integer_matrix_product_is_caught_and_a_float_one_is_not():
     assert run_case(mm("float32", "mm")).outcome is Outcome.OK
 
 
+def test_a_resizing_dtype_view_is_caught_and_a_same_size_one_is_not():
+    from fuzz.program.ir import TensorInput
+
+    def view(dtype, to, **extra):
+        inputs = [TensorInput(name="x0", shape=["s0", 4], dtype=dtype)]
+        return with_backend(program([("view_dtype", ["x0"], {"to": to, **extra})], inputs=inputs),
+                            "fuzz.planted:wrong_on_resizing_view")
+
+    for dtype, to, extra in [("int32", "int8", {}), ("int16", "int64", {}), ("float32", "int16", {"back": True})]:
+        assert run_case(view(dtype, to, **extra)).outcome is Outcome.DIVERGENCE, (dtype, to)
+    for dtype, to, extra in [("int32", "float32", {}), ("float32", "int32", {"back": True})]:
+        assert run_case(view(dtype, to, **extra)).outcome is Outcome.OK, (dtype, to)
+
+
+def test_a_literal_reshape_or_a_keeping_squeeze_is_caught_and_a_size_one_squeeze_is_not():
+    def case(ops, shape, sizes):
+        return with_backend(program(ops, shape=shape, sizes=sizes), "fuzz.planted:wrong_on_literal_shape")
+
+    even = {"s0": [2, 4, 6]}
+    for via in ("reshape", "view"):
+        assert run_case(case([("reshape_lit", ["x0"], {"k": 2, "via": via})], ["s0", 3], even)).outcome \
+            is Outcome.DIVERGENCE, via
+    assert run_case(case([("squeeze_dynamic", ["x0"], {"dim": 0})], ["s0", 3], even)).outcome is Outcome.DIVERGENCE
+    # a squeeze of a dim that is 1 (drops it), and the gather index's view(-1, 1), are not the plant's
+    assert run_case(case([("squeeze", ["x0"], {"dim": 1})], ["s0", 1], even)).outcome is Outcome.OK
+    assert run_case(case([("squeeze_dynamic", ["x0"], {"dim": 0})], ["s0", 3], {"s0": [1, 1, 1]})).outcome \
+        is Outcome.OK
+    assert run_case(case([("reshape", ["x0"], {"keep": 0})], ["s0", 3], even)).outcome is Outcome.OK
+
+
 def test_input_mutation_is_caught():
     v = run_case(with_backend(program(RELU), "fuzz.planted:mutate_input"))
     assert v.outcome is Outcome.INPUT_MUTATION and v.where == "input x0"

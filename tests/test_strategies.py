@@ -129,6 +129,25 @@ def test_integer_matrix_products_are_typed_as_eager_and_kept_off_cuda():
     assert [o.op for p in draw_programs(60, seed=3, families=("matrix",)) for o in p.ops if o.op.endswith("_int")]
 
 
+@pytest.mark.parametrize("name", ["view_dtype", "reshape_lit", "squeeze_dynamic"])
+def test_dtype_views_literal_shapes_and_size_squeezes_run_in_eager_as_typed(name):
+    """Issue 27's shape ops, drawn among ops that make strided, narrowed and 0-d values: eager runs each
+    program at every call, and each output has the shape and dtype the generator inferred at that call."""
+    progs = draw_programs(60, seed=3, ops=[name, "add", "transpose", "narrow", "sum"], max_ops=4)
+    drawn = [o.params for p in progs for o in p.ops if o.op == name]
+    assert len(drawn) >= 5, len(drawn)
+    for p in progs:
+        info, prog = typecheck(p), load(p)
+        for call in range(p.calls):
+            out = prog.program(*prog.make_inputs(call))
+            got = [(str(t.dtype).removeprefix("torch."), tuple(t.shape)) for t in out]
+            want = [(info[n].dtype, tuple(d.values[call] for d in info[n].shape)) for n in p.outputs]
+            assert got == want, p.to_json()
+    if name == "view_dtype":  # every kind is drawn: the same size, smaller, larger, a float and back
+        sizes = {(p.get("back", False), D.ITEMSIZE[p["to"]]) for p in drawn}
+        assert {True, False} <= {back for back, _ in sizes} and len(sizes) >= 4, sizes
+
+
 def test_every_op_mode_and_marking_appears():
     progs = wide_draws()
     ops = collections.Counter(o.op for p in progs for o in p.ops)

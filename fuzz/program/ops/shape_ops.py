@@ -195,21 +195,70 @@ _one("clone", lambda a: True,
      "clone preserving the strides or making it contiguous")
 
 _SAME_SIZE = {dt: [o for o in D.ALL if o != dt and o != "bool" and D.ITEMSIZE[o] == D.ITEMSIZE[dt]] for dt in D.ALL}
+_INTS = [o for o in D.ALL if o in D.INTEGRAL]
 
 
-def _view_dtype_ok(a) -> bool:
-    # Integer sources only: the bits of a float result (-0.0, NaN payloads) are not specified, so
-    # reading them as integers would flag correct compilers.
-    return a.dtype in D.INTEGRAL and bool(_SAME_SIZE[a.dtype])
+def _ratio(a, to: str) -> float:
+    return D.ITEMSIZE[a.dtype] / D.ITEMSIZE[to]
 
 
-_one("view_dtype", _view_dtype_ok,
-     lambda a: st.sampled_from(_SAME_SIZE[a.dtype]).map(lambda t: {"to": t}),
-     lambda a, p: None if _view_dtype_ok(a) and p.get("to") in _SAME_SIZE[a.dtype]
-     else "view(dtype) reinterprets an integer value as a dtype of the same size",
-     lambda a, p, out: _view(a, a.shape).with_(dtype=p["to"]),
-     lambda x, p, a: f"{x}.view(torch.{p['to']})", "Tensor.view(dtype)",
-     "reinterpret an integer value's bits as another dtype of the same size")
+def _view_dtype_targets(a) -> list:
+    """The params view_dtype may take for `a`, simplest first: an integer read as another integer of the same
+    size, then of a smaller size (its last dim grows), then of a larger one (the last dim shrinks: it must
+    divide at every call); a float read as an integer of its size or smaller, and back (issue 27).
+    Float sources go back at once: the bits of a float result (-0.0, NaN payloads) are not specified, so
+    reading them as integers would flag correct compilers."""
+    if a.dtype in D.INTEGRAL:
+        out = [{"to": t} for t in _SAME_SIZE[a.dtype]]
+        if a.rank >= 1:
+            last = a.shape[-1]
+            out += [{"to": t} for t in _INTS if _ratio(a, t) > 1]
+            out += [{"to": t} for t in _INTS if _ratio(a, t) < 1 and not last.is_data_dependent
+                    and all(v % round(1 / _ratio(a, t)) == 0 for v in last.values)]
+        return out
+    if a.dtype in D.FLOATING and a.rank >= 1:
+        return [{"to": t, "back": True} for t in _INTS if _ratio(a, t) >= 1]
+    return []
+
+
+def _view_dtype_check(a, p):
+    if p not in _view_dtype_targets(a):
+        return (f"view(dtype) of {a.dtype} rank {a.rank} cannot take {p}: an integer of the same size, or (rank >= 1) "
+                "a smaller one, or a larger one dividing the last dim; floats go to an integer and back")
+    return None
+
+
+def _view_dtype_infer(a, p, out):
+    if p.get("back"):
+        return _view(a, a.shape)
+    r = _ratio(a, p["to"])
+    shape = list(a.shape)
+    if r > 1:
+        shape[-1] = a.shape[-1].mapped(f"*{int(r)}", lambda v: v * int(r))
+    elif r < 1:
+        k = round(1 / r)
+        shape[-1] = a.shape[-1].mapped(f"//{k}", lambda v: v // k)
+    return _view(a, shape).with_(dtype=p["to"])
+
+
+def _view_dtype_render(x, p, a):
+    r = _ratio(a, p["to"])
+    # A size-changing view needs a last stride of 1. contiguous() promises it only where the last dim is never 1
+    # and nothing is empty (those count as contiguous whatever their strides); a larger element also needs an
+    # aligned storage offset. A fresh contiguous copy promises all of it.
+    dense = a.shape[-1].min >= 2 and all(d.min >= 1 for d in a.shape) if a.rank else False
+    src = (x if r == 1 else f"{x}.contiguous()" if r > 1 and dense
+           else f"{x}.clone(memory_format=torch.contiguous_format)")
+    out = f"{src}.view(torch.{p['to']})"
+    return f"{out}.view(torch.{a.dtype})" if p.get("back") else out
+
+
+_one("view_dtype", lambda a: bool(_view_dtype_targets(a)),
+     lambda a: st.sampled_from(_view_dtype_targets(a)), _view_dtype_check, _view_dtype_infer, _view_dtype_render,
+     "Tensor.view(dtype)",
+     "reinterpret a value's bits as another dtype: an integer as an integer of any size, a float as an integer "
+     "and back",
+     guards=lambda a, p: set(a.shape[-1].syms) if a.rank and _ratio(a, p["to"]) < 1 else set())
 
 
 # ---- tensors made from symbolic sizes -------------------------------------------------------

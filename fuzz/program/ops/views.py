@@ -178,6 +178,55 @@ view_op("reshape", lambda a: a.rank >= 1,
         doc="reshape keeping the leading dims and merging the rest (sizes spelled out: -1 is ambiguous at numel 0)")
 
 
+# A literal shape, as users write it: reshape(-1, k) or view(-1, k) (issue 27). k divides the element count at
+# every call, and the count is never 0 (-1 is ambiguous there). A dynamic count makes the compiler guard k | numel.
+_LITERAL_LAST = (2, 3, 4, 8)
+
+
+def _numel(a):
+    return product_dim(list(a.shape), calls(a))
+
+
+def _literal_lasts(a) -> list:
+    n = _numel(a)
+    if n.is_data_dependent or n.min < 1:
+        return []
+    return [k for k in _LITERAL_LAST if all(v % k == 0 for v in n.values)]
+
+
+def _reshape_lit_check(a, p):
+    if p.get("k") not in _literal_lasts(a) or p.get("via") not in ("reshape", "view"):
+        return f"reshape_lit needs via reshape or view and a last size among {_literal_lasts(a)} dividing numel"
+    return None
+
+
+view_op("reshape_lit", lambda a: a.rank >= 1 and bool(_literal_lasts(a)),
+        lambda a: st.fixed_dictionaries({"k": st.sampled_from(_literal_lasts(a)),
+                                         "via": st.sampled_from(["reshape", "view"])}),
+        _reshape_lit_check,
+        lambda a, p: [_numel(a).mapped(f"//{p['k']}", lambda v, k=p["k"]: v // k), Dim.literal(p["k"], calls(a))],
+        lambda x, p, a: (f"{x}.reshape(-1, {p['k']})" if p["via"] == "reshape"
+                         else f"{x}.contiguous().view(-1, {p['k']})"),
+        api="Tensor.reshape", guards=lambda a, p: set(_numel(a).syms),
+        doc="reshape or view to a literal shape (-1, k): k divides the element count at every call")
+
+
+def _squeezable(a) -> list:
+    """Dims that are sizes (not a literal 1) and are 1 at every call or at none: squeeze drops the first kind and
+    keeps the second, so the rank is the same at every call. A data-dependent size could be either."""
+    return [i for i, d in enumerate(a.shape) if not d.is_literal and not d.is_data_dependent
+            and len({v == 1 for v in d.values}) == 1]
+
+
+view_op("squeeze_dynamic", lambda a: bool(_squeezable(a)),
+        lambda a: st.sampled_from(_squeezable(a)).map(lambda d: {"dim": d}),
+        lambda a, p: None if p.get("dim") in _squeezable(a) else "squeeze_dynamic needs a size dim, 1 at all calls or none",
+        lambda a, p: [d for i, d in enumerate(a.shape) if i != p["dim"] or d.values[0] != 1],
+        lambda x, p, a: f"{x}.squeeze({p['dim']})", api="Tensor.squeeze",
+        guards=lambda a, p: set(a.shape[p["dim"]].syms),
+        doc="squeeze a dim that is a size: 1 at run time (dropped) or never 1 (kept: a no-op the compiler must prove)")
+
+
 def _as_strided_shape(a, p):
     out = []
     for i in p["perm"]:
