@@ -53,6 +53,113 @@ def _int_value_on_cpu(p) -> bool:
     return p.device_type() == "cpu" and any(v.dtype in INTEGRAL and v.rank >= 1 for v in _infos(p).values())
 
 
+def _aliased(p) -> bool:
+    return any(x.alias for x in p.inputs)
+
+
+def _alias_mutated_then_read(p) -> bool:
+    """An in-place op writes one of two inputs that share storage, and a later op reads the other (or a view of it)."""
+    from fuzz.program.opdb import OPS
+
+    info = _infos(p)
+    shared = {x.name for x in p.inputs if x.alias} | {x.alias["of"] for x in p.inputs if x.alias}
+    for i, o in enumerate(p.ops):
+        if not OPS[o.op].mutates or o.args[0] not in shared:
+            continue
+        written = o.args[0]
+        root = info[written].root
+        for later in p.ops[i + 1:]:
+            if any(info[a].root == root and a != written and not _derived_from(p, a, written) for a in later.args):
+                return True
+    return False
+
+
+def _derived_from(p, name, source) -> bool:
+    """Whether value `name` is `source` or computed from it (following first operands)."""
+    by_out = {o.out: o for o in p.ops}
+    while name in by_out:
+        if name == source:
+            return True
+        name = by_out[name].args[0]
+    return name == source
+
+
+def _int_value(p) -> bool:
+    from fuzz.program.dtypes import INTEGRAL
+
+    return any(v.dtype in INTEGRAL and v.rank >= 1 for v in _infos(p).values())
+
+
+def _float_value(p) -> bool:
+    return any(v.dtype in _FLOATS and v.rank >= 1 for v in _infos(p).values())
+
+
+def _resizing_dtype_view(p) -> bool:
+    from fuzz.program.dtypes import ITEMSIZE
+
+    info = _infos(p)
+    return any(o.op == "view_dtype" and ITEMSIZE[o.params["to"]] != ITEMSIZE[info[o.args[0]].dtype] for o in p.ops)
+
+
+def _descendants(p, name) -> set:
+    """Values computed, directly or not, from `name`."""
+    out = {name}
+    for o in p.ops:
+        if any(a in out for a in o.args):
+            out.add(o.out)
+    return out
+
+
+_MATRIX_OPS = ("mm", "bmm", "matmul", "mm_int", "bmm_int", "matmul_int", "addmm", "baddbmm", "linear_w", "mm_w",
+               "matmul_w", "bmm_w", "gram")
+
+
+def _has_matrix(p) -> bool:
+    return any(o.op in _MATRIX_OPS for o in p.ops)
+
+
+def _cropping_pad_into_matrix(p) -> bool:
+    """A constant pad with a negative width on two dims or more, of a computed value, feeding a matrix op."""
+    inputs = {x.name for x in p.inputs}
+    for o in p.ops:
+        if o.op != "pad" or o.args[0] in inputs:
+            continue
+        ws = o.params["pad"]
+        cropped = sum(1 for i in range(0, len(ws), 2) if any(isinstance(w, int) and w < 0 for w in ws[i:i + 2]))
+        if cropped >= 2:
+            after = _descendants(p, o.out)
+            if any(m.op in _MATRIX_OPS and any(a in after for a in m.args) for m in p.ops):
+                return True
+    return False
+
+
+def _any_all_of_uint8(p) -> bool:
+    info = _infos(p)
+    return any(o.op in ("any", "all") and info[o.args[0]].dtype == "uint8" for o in p.ops)
+
+
+def _uint8_arithmetic_after_any_all(p) -> bool:
+    from fuzz.program.opdb import OPS
+
+    info = _infos(p)
+    for o in p.ops:
+        if o.op in ("any", "all") and info[o.args[0]].dtype == "uint8":
+            if any(OPS[m.op].family in ("binary", "pointwise", "inplace") and o.out in m.args for m in p.ops):
+                return True
+    return False
+
+
+def _literal_shape_fits(p) -> bool:
+    """A value whose element count is never 0 and some literal k >= 2 divides at every call."""
+    from fuzz.program.ops.views import _literal_lasts
+
+    return any(v.rank >= 1 and _literal_lasts(v) for v in _infos(p).values())
+
+
+def _dynamic(p) -> bool:
+    return bool(p.sizes) and any(len(set(v)) > 1 for v in p.sizes.values())
+
+
 # name -> (applies to the program, the program has it)
 REACH = {
     "interpolate of a 5-d tensor": (
@@ -64,6 +171,16 @@ REACH = {
     "a bool operand promoted (ldexp and friends)": (_has_bool, _bool_promoted),
     "an integer mm, bmm or matmul (CPU)": (
         _int_value_on_cpu, lambda p: any(o.op in ("mm_int", "bmm_int", "matmul_int") for o in p.ops)),
+    "an aliased input written, then its alias read": (_aliased, _alias_mutated_then_read),
+    "a view(dtype) that changes the element size": (_int_value, _resizing_dtype_view),
+    "a float viewed as an integer and back": (
+        _float_value, lambda p: any(o.op == "view_dtype" and o.params.get("back") for o in p.ops)),
+    "a cropping pad (two dims) of a computed value feeding a matrix op": (_has_matrix, _cropping_pad_into_matrix),
+    "arithmetic on any/all of uint8 (uint8, not bool)": (_any_all_of_uint8, _uint8_arithmetic_after_any_all),
+    "a reshape to a literal shape (reshape_lit)": (
+        _literal_shape_fits, lambda p: any(o.op == "reshape_lit" for o in p.ops)),
+    "a squeeze of a size dim (squeeze_dynamic)": (
+        _dynamic, lambda p: any(o.op == "squeeze_dynamic" for o in p.ops)),
 }
 
 
