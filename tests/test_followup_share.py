@@ -130,3 +130,19 @@ def test_a_jobs_precompiled_header_is_the_runners_and_outlives_the_job(tmp_path)
     assert open(os.path.join(shared, "header.h.gch")).read() == "pch"
     assert job_env(str(tmp_path / "alone"), {}, None)["TMPDIR"] == str(tmp_path / "alone" / "tmp")
     assert not os.path.exists(inductor_pch_dir(str(tmp_path / "alone" / "tmp")))
+
+
+def test_a_second_precompiled_header_is_the_jobs_own(tmp_path, monkeypatch):
+    """The shared header dir holds one header: once it holds its reserve, another compile command line's
+    header (a triage's C++ flags) is made in the job's own TMPDIR and goes with it, so the shared dir stays
+    bounded under a runner that never restarts."""
+    from fuzz.campaign import disk
+    from fuzz.campaign.followup_local import inductor_pch_dir, job_env
+
+    monkeypatch.setattr(disk, "PCH_RESERVE", 4096)
+    shared = inductor_pch_dir(str(tmp_path / "runner-tmp"))
+    env = job_env(str(tmp_path / "one"), {}, shared)
+    assert os.path.islink(inductor_pch_dir(env["TMPDIR"]))
+    open(os.path.join(shared, "a.h.gch"), "wb").write(b"x" * 65536)  # the first header, made
+    env = job_env(str(tmp_path / "two"), {}, shared)
+    assert not os.path.exists(inductor_pch_dir(env["TMPDIR"]))  # its own, made by Inductor if it needs one

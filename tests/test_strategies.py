@@ -148,6 +148,30 @@ def test_dtype_views_literal_shapes_and_size_squeezes_run_in_eager_as_typed(name
         assert {True, False} <= {back for back, _ in sizes} and len(sizes) >= 4, sizes
 
 
+def test_a_float_viewed_as_an_integer_and_back_is_its_input_also_in_the_float64_reference():
+    """The float64 reference run holds float64 where the program has float32: the view back reads the
+    value's own dtype, so the reference is its input, not its bits read at the wrong size (which would
+    excuse a compiler's real mismatch). A larger integer view never meets an empty last dim."""
+    import torch
+
+    from fuzz.program.ir import TensorInput
+    from fuzz.program.ops.shape_ops import _view_dtype_targets
+    from fuzz.program.symbolic import Dim, ValueInfo
+
+    from helpers import program
+
+    for to in ("int32", "int16", "uint8"):
+        p = program([("view_dtype", ["x0"], {"to": to, "back": True})],
+                    inputs=[TensorInput(name="x0", shape=["s0", 3], dtype="float32", layout="transposed")])
+        prog = load(p)
+        for fp64 in (False, True):
+            x = prog.make_inputs(1, fp64=fp64)
+            out = prog.program(*x)[0]
+            assert out.dtype == x[0].dtype and torch.equal(out, x[0]), (to, fp64)
+    empty_at_one = ValueInfo(shape=(Dim.literal(2, 3), Dim.symbol("s0", (4, 0, 8))), dtype="int8", root="x0", calls=3)
+    assert not [t for t in _view_dtype_targets(empty_at_one) if D.ITEMSIZE[t["to"]] > 1]
+
+
 def test_every_op_mode_and_marking_appears():
     progs = wide_draws()
     ops = collections.Counter(o.op for p in progs for o in p.ops)

@@ -30,8 +30,11 @@ def inductor_pch_dir(tmpdir: str) -> str:
     import getpass
     import re
 
-    return os.path.join(tmpdir, "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", getpass.getuser()),
-                        "precompiled_headers")
+    try:
+        user = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError):  # a uid with no name (containers): as torch names it
+        user = f"uid_{os.getuid()}" if hasattr(os, "getuid") else "unknown_user"
+    return os.path.join(tmpdir, "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user), "precompiled_headers")
 
 
 def job_env(home: str, base: dict, shared_pch: str | None) -> dict:
@@ -41,7 +44,11 @@ def job_env(home: str, base: dict, shared_pch: str | None) -> dict:
     env = dict(base, TORCHINDUCTOR_CACHE_DIR=os.path.join(home, "inductor"),
                TRITON_CACHE_DIR=os.path.join(home, "triton"), TMPDIR=os.path.join(home, "tmp"))
     os.makedirs(env["TMPDIR"])
-    if shared_pch:
+    from fuzz.campaign.disk import PCH_RESERVE
+    from fuzz.files import tree_bytes
+
+    # one header shared: another compile command line (a triage's C++ flags) makes its own, gone with the job
+    if shared_pch and (not os.path.isdir(shared_pch) or tree_bytes(shared_pch) <= PCH_RESERVE):
         os.makedirs(shared_pch, exist_ok=True)
         link = inductor_pch_dir(env["TMPDIR"])
         os.makedirs(os.path.dirname(link))

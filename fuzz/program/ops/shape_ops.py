@@ -213,7 +213,8 @@ def _view_dtype_targets(a) -> list:
         if a.rank >= 1:
             last = a.shape[-1]
             out += [{"to": t} for t in _INTS if _ratio(a, t) > 1]
-            out += [{"to": t} for t in _INTS if _ratio(a, t) < 1 and not last.is_data_dependent
+            # never empty: a copy's empty last dim leaves the next stride at 1, which no larger element divides
+            out += [{"to": t} for t in _INTS if _ratio(a, t) < 1 and not last.is_data_dependent and last.min >= 1
                     and all(v % round(1 / _ratio(a, t)) == 0 for v in last.values)]
         return out
     if a.dtype in D.FLOATING and a.rank >= 1:
@@ -246,11 +247,14 @@ def _view_dtype_render(x, p, a):
     # A size-changing view needs a last stride of 1. contiguous() promises it only where the last dim is never 1
     # and nothing is empty (those count as contiguous whatever their strides); a larger element also needs an
     # aligned storage offset. A fresh contiguous copy promises all of it.
+    # A float goes back to its own dtype, read at run time: the float64 reference run of a program holds
+    # float64 where the program has float32, and viewing its bits as the program's dtypes would make it garbage
+    # (which excuses real mismatches). There the integer view is smaller, so it is prepared as one.
     dense = a.shape[-1].min >= 2 and all(d.min >= 1 for d in a.shape) if a.rank else False
-    src = (x if r == 1 else f"{x}.contiguous()" if r > 1 and dense
+    src = (x if r == 1 and not p.get("back") else f"{x}.contiguous()" if r >= 1 and dense
            else f"{x}.clone(memory_format=torch.contiguous_format)")
     out = f"{src}.view(torch.{p['to']})"
-    return f"{out}.view(torch.{a.dtype})" if p.get("back") else out
+    return f"{out}.view({x}.dtype)" if p.get("back") else out
 
 
 _one("view_dtype", lambda a: bool(_view_dtype_targets(a)),
