@@ -230,6 +230,12 @@ def _bad_menu(args) -> str | None:
         return f"--ops: no op {', '.join(bad)}; `shapefuzz ops` lists them"
     if args.families and args.ops and not any(OPS[o].family in args.families for o in args.ops):
         return "--ops and --families share no op: nothing to draw"
+    from fuzz.devices import device_type
+
+    here = device_type(args.device)
+    if args.ops and not any(OPS[o].runs_on(here) for o in args.ops):
+        return (f"--ops: {', '.join(args.ops)} {'has' if len(args.ops) == 1 else 'have'} no eager kernel on "
+                f"{here} (`shapefuzz ops` lists each op); nothing to draw")
     return None
 
 
