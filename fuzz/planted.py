@@ -90,16 +90,19 @@ def wrong_on_odd_reflect(gm, example_inputs):
     return run
 
 
-def _targets(gm) -> set:
-    """The callables of the graph's call_function / call_method nodes, by name
-    (torch.mm -> "mm", Tensor.nonzero -> "nonzero")."""
-    names = set()
+def _calls(gm):
+    """(name, node) of the graph's call_function / call_method nodes: a method by its
+    name, a function by its __name__ (torch.mm -> "mm", Tensor.nonzero -> "nonzero")."""
     for n in gm.graph.nodes:
-        if n.op == "call_function":
-            names.add(getattr(n.target, "__name__", str(n.target)).split(".")[0])
-        elif n.op == "call_method":
-            names.add(str(n.target))
-    return names
+        if n.op == "call_method":
+            yield str(n.target), n
+        elif n.op == "call_function":
+            yield getattr(n.target, "__name__", str(n.target)).split(".")[0], n
+
+
+def _targets(gm) -> set:
+    """The names of the graph's callables (_calls)."""
+    return {name for name, _ in _calls(gm)}
 
 
 _MATRIX = {"mm", "bmm", "matmul", "addmm", "baddbmm", "linear"}
@@ -162,10 +165,7 @@ def _is_bool(arg) -> bool:
 def _bool_operand_promoted(gm) -> bool:
     """An op that promotes a bool operand (ldexp and friends, a rounding div) given one:
     where's condition and masked_fill's mask are bool by nature, and do not count."""
-    for n in gm.graph.nodes:
-        if n.op not in ("call_function", "call_method"):
-            continue
-        name = str(n.target) if n.op == "call_method" else getattr(n.target, "__name__", "")
+    for name, n in _calls(gm):
         if name == "div" and n.kwargs.get("rounding_mode") is None:
             continue
         if name not in _BOOL_PROMOTING | {"div"}:
@@ -196,15 +196,6 @@ def _integer_product(gm) -> bool:
 wrong_on_int_matmul = _when_graph_has(_MATRIX, also=_integer_product)
 wrong_on_int_matmul.__doc__ = ("Wrong output element for graphs with an integer mm, bmm or matmul (issue 27: programs "
                                "the generator could not write).")
-
-
-def _calls(gm):
-    """(name, node) of the graph's calls: a method by its name, a function by its __name__."""
-    for n in gm.graph.nodes:
-        if n.op == "call_method":
-            yield str(n.target), n
-        elif n.op == "call_function":
-            yield getattr(n.target, "__name__", ""), n
 
 
 def _resizing_dtype_view(gm) -> bool:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from fuzz.program.opdb import OPS
+
 _FLOATS = ("float32", "float16", "bfloat16", "float64")
 
 
@@ -59,8 +61,6 @@ def _aliased(p) -> bool:
 
 def _alias_mutated_then_read(p) -> bool:
     """An in-place op writes one of two inputs that share storage, and a later op reads the other (or a view of it)."""
-    from fuzz.program.opdb import OPS
-
     info = _infos(p)
     shared = {x.name for x in p.inputs if x.alias} | {x.alias["of"] for x in p.inputs if x.alias}
     for i, o in enumerate(p.ops):
@@ -110,8 +110,7 @@ def _descendants(p, name) -> set:
     return out
 
 
-_MATRIX_OPS = ("mm", "bmm", "matmul", "mm_int", "bmm_int", "matmul_int", "addmm", "baddbmm", "linear_w", "mm_w",
-               "matmul_w", "bmm_w", "gram")
+_MATRIX_OPS = tuple(o.name for o in OPS.family("matrix"))
 
 
 def _has_matrix(p) -> bool:
@@ -139,8 +138,6 @@ def _any_all_of_uint8(p) -> bool:
 
 
 def _uint8_arithmetic_after_any_all(p) -> bool:
-    from fuzz.program.opdb import OPS
-
     info = _infos(p)
     for o in p.ops:
         if o.op in ("any", "all") and info[o.args[0]].dtype == "uint8":

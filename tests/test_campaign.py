@@ -13,6 +13,7 @@ import time
 import pytest
 
 from fuzz.program.dtypes import ITEMSIZE
+from fuzz.program.opdb import OPS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLANTED = "fuzz.planted:corrupt_large"
@@ -211,8 +212,7 @@ def test_a_job_whose_runner_died_is_started_once_more_then_failed(tmp_path):
 # -- one bug, one entry -----------------------------------------------------------------
 
 # Every matrix product, one op: what wrong_after_matmul's entries shrink to (which one depends on the stream).
-_MATRIX_OPS = ("mm", "bmm", "matmul", "mm_int", "bmm_int", "matmul_int", "addmm", "baddbmm", "linear_w", "mm_w",
-               "matmul_w", "bmm_w", "gram")
+_MATRIX_OPS = tuple(o.name for o in OPS.family("matrix"))
 
 # The minimal programs' ops each planted backend's entries may have (scripts/one_entry.py, seed 4).
 MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad"]],
