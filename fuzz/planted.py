@@ -109,10 +109,10 @@ _MATRIX = {"mm", "bmm", "matmul", "addmm", "baddbmm", "linear"}
 _DATA = {"nonzero", "masked_select", "unique", "_unique2", "bincount", "item", "tolist", "_local_scalar_dense"}
 
 
-def _when_graph_has(names: set, *, also=lambda gm: True):
-    """A backend that corrupts an output of graphs calling any of `names`."""
+def _when_graph_has(names: set | None, *, also=lambda gm: True):
+    """A backend that corrupts an output of graphs calling any of `names` (None: any graph) where `also` holds."""
     def backend(gm, example_inputs):
-        if not (_targets(gm) & names and also(gm)):
+        if not ((names is None or _targets(gm) & names) and also(gm)):
             return gm.forward
 
         def run(*args):
@@ -233,6 +233,74 @@ wrong_on_literal_shape.__doc__ = ("Wrong output element for graphs that reshape 
                                   "not write).")
 
 
+def _raw(size) -> str:
+    """A size's expression as the op that made it gave it: a broadcast's deferred check (u0 == s4) later
+    replaces u0 by s4 in `expr`, not in `_expr`."""
+    node = getattr(size, "node", None)
+    return str(getattr(node, "_expr", getattr(node, "expr", size)))
+
+
+def _unbacked(size) -> bool:
+    """A size the compiler holds as an unbacked symbol (u0, ...): read from the data."""
+    return isinstance(size, torch.SymInt) and any(
+        str(x).startswith("u") for x in getattr(size.node, "_expr", size.node.expr).free_symbols)
+
+
+# Pointwise ops of two or more tensors, as Dynamo's graph names them ("+" is operator.add, "add").
+_BROADCASTING = {"add", "sub", "mul", "truediv", "div", "floordiv", "mod", "pow", "maximum", "minimum", "atan2", "eq",
+                 "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "bitwise_xor", "xor", "and_", "or_",
+                 "where", "floor_divide", "remainder", "fmod", "copysign", "ldexp", "lshift", "rshift", "masked_fill",
+                 "clamp", "add_", "sub_", "mul_", "div_", "copy_", "iadd", "imul"}
+
+
+def _unbacked_broadcast(gm) -> bool:
+    """A pointwise op of two or more tensors where an unbacked size meets, aligned from the last dim, a size
+    that is not the same expression, nor a literal 1 (which broadcasts against any size: the generator could
+    always write that)."""
+    for name, n in _calls(gm):
+        if name not in _BROADCASTING:
+            continue
+        shapes = [v.shape for v in map(_example, n.args) if isinstance(v, torch.Tensor) and v.dim() >= 1]
+        for a, b in ((a, b) for i, a in enumerate(shapes) for b in shapes[i + 1:]):
+            for x, y in zip(reversed(a), reversed(b)):
+                if (_unbacked(x) or _unbacked(y)) and _raw(x) != _raw(y) and "1" not in (_raw(x), _raw(y)):
+                    return True
+    return False
+
+
+wrong_on_unbacked_broadcast = _when_graph_has(None, also=_unbacked_broadcast)
+wrong_on_unbacked_broadcast.__doc__ = ("Wrong output element for graphs where a data-dependent (unbacked) size "
+                                       "broadcasts against another size (issue 27: programs the generator could "
+                                       "not write); only reachable with capture_dynamic_output_shape_ops.")
+
+
+_SCALAR_READS = {"item", "tolist", "_local_scalar_dense"}
+
+
+def _item_argument(gm) -> bool:
+    """A tensor op given, as an argument, a scalar read from the data (item(), tolist()), or one computed
+    from such a scalar: a clamp bound, a fill value, a pad width, a narrow length."""
+    from torch.fx.node import map_arg
+
+    scalars = set()
+    for name, n in _calls(gm):
+        used = []
+        map_arg((n.args, n.kwargs), lambda a: used.append(a))
+        from_data = name in _SCALAR_READS or any(a in scalars for a in used)
+        if not from_data:
+            continue
+        if isinstance(n.meta.get("example_value"), torch.Tensor) and name not in _SCALAR_READS:
+            return True
+        scalars.add(n)
+    return False
+
+
+wrong_on_item_argument = _when_graph_has(None, also=_item_argument)
+wrong_on_item_argument.__doc__ = ("Wrong output element for graphs where a value read with item() or tolist() is "
+                                  "an op's argument (clamp bound, fill value, pad width, narrow length; issue 27: "
+                                  "programs the generator could not write); only with capture_scalar_outputs.")
+
+
 def wrong_strides(gm, example_inputs):
     """Right values, wrong layout: an output whose last two dims are both
     longer than 1 comes back with them swapped in memory."""
@@ -312,4 +380,5 @@ def wrong_gradients(gm, example_inputs):
 PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_odd_reflect", "wrong_after_matmul",
            "wrong_with_data_dependent", "wrong_strides", "breaks_on_alias", "widens_narrow_ints", "wrong_gradients",
            "wrong_on_sized_or_5d_interpolate", "wrong_on_bool_operand",
-           "wrong_on_int_matmul", "wrong_on_resizing_view", "wrong_on_literal_shape")
+           "wrong_on_int_matmul", "wrong_on_resizing_view", "wrong_on_literal_shape",
+           "wrong_on_unbacked_broadcast", "wrong_on_item_argument")

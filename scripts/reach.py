@@ -153,6 +153,33 @@ def _literal_shape_fits(p) -> bool:
     return any(v.rank >= 1 and _literal_lasts(v) for v in _infos(p).values())
 
 
+def _has_dims(p) -> bool:
+    return any(v.rank >= 1 for v in _infos(p).values())
+
+
+def _unbacked_broadcast(p) -> bool:
+    """An op of two or more operands where a size the program fixes but the compiler cannot know (mask_keep)
+    meets another size (not a literal 1, which broadcasts whatever the size)."""
+    info = _infos(p)
+    for o in p.ops:
+        shapes = [info[a].shape for a in o.args]
+        if len(shapes) < 2:
+            continue
+        for i, a in enumerate(shapes):
+            for b in shapes[i + 1:]:
+                if any((x.is_exact_unbacked or y.is_exact_unbacked) and x.key != y.key and "1" not in (x.key, y.key)
+                       for x, y in zip(reversed(a), reversed(b))):
+                    return True
+    return False
+
+
+def _data_dependent_size(p) -> bool:
+    return any(d.is_data_dependent for v in _infos(p).values() for d in v.shape)
+
+
+_ITEM_ARGUMENT = ("item_clamp", "item_full", "item_pad")
+
+
 def _dynamic(p) -> bool:
     return bool(p.sizes) and any(len(set(v)) > 1 for v in p.sizes.values())
 
@@ -176,6 +203,9 @@ REACH = {
     "arithmetic on any/all of uint8 (uint8, not bool)": (_any_all_of_uint8, _uint8_arithmetic_after_any_all),
     "a reshape to a literal shape (reshape_lit)": (
         _literal_shape_fits, lambda p: any(o.op == "reshape_lit" for o in p.ops)),
+    "an unbacked size broadcast against another size": (_data_dependent_size, _unbacked_broadcast),
+    "an item() value as a clamp bound, fill value or pad width": (
+        _has_dims, lambda p: any(o.op in _ITEM_ARGUMENT for o in p.ops)),
     "a squeeze of a size dim (squeeze_dynamic)": (
         _dynamic, lambda p: any(o.op == "squeeze_dynamic" for o in p.ops)),
 }

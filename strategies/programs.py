@@ -27,7 +27,7 @@ FAMILY_WEIGHTS = {"matrix": 3, "nn": 2, "index": 2, "resample": 2}
 # Ops drawn more often than one share of their family (issue 27: at least 1% of
 # the programs they apply to, measured by scripts/reach.py): each is one of many
 # in a large family, and applies to most values.
-OP_WEIGHTS = {"view_dtype": 7, "reshape_lit": 4, "squeeze_dynamic": 2}
+OP_WEIGHTS = {"view_dtype": 7, "reshape_lit": 4, "squeeze_dynamic": 2, "mask_keep": 4}
 # Whether a second or third operand is a fresh input when a value would fit too.
 _FRESH = (False, False, True)
 

@@ -214,17 +214,23 @@ def test_a_job_whose_runner_died_is_started_once_more_then_failed(tmp_path):
 # Every matrix product, one op: what wrong_after_matmul's entries shrink to (which one depends on the stream).
 _MATRIX_OPS = tuple(o.name for o in OPS.family("matrix"))
 
+# A mask that keeps every row, then an op of two operands that broadcasts its unbacked size against another.
+_BROADCASTING = tuple(o.name for o in OPS if o.arity >= 2 and o.family in ("binary", "inplace"))
+
 # The minimal programs' ops each planted backend's entries may have (scripts/one_entry.py, seed 4).
 MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad"]],
                "mutate_input": [["nan_to_num"], ["embedding", "mask_index", "masked_select"]],
                "wrong_on_odd_reflect": [["pad"]], "wrong_after_matmul": [[op] for op in _MATRIX_OPS],
                "wrong_with_data_dependent": [["nonzero"], ["nonzero", "nan_to_num"]],
                "wrong_strides": [["nan_to_num"]], "breaks_on_alias": [["add"]],
-               "widens_narrow_ints": [["add_scalar_"], ["add"], ["mul_"], ["add_"], ["mul"]], "wrong_gradients": [["nan_to_num"]],
+               "widens_narrow_ints": [[o.name] for o in OPS if o.family in ("pointwise", "binary", "inplace")], "wrong_gradients": [["nan_to_num"]],
                "wrong_on_sized_or_5d_interpolate": [["interpolate"]],
                "wrong_on_int_matmul": [["mm_int"], ["bmm_int"], ["matmul_int"]],
                "wrong_on_resizing_view": [["view_dtype"]],
                "wrong_on_literal_shape": [["reshape_lit"], ["squeeze_dynamic"]],
+               "wrong_on_unbacked_broadcast": [["mask_keep", op] for op in _BROADCASTING],
+               "wrong_on_item_argument": [[op] for op in ("item_clamp", "item_full", "item_pad", "item_narrow",
+                                                          "item_arange")],
                "wrong_on_bool_operand": [[op] for op in ("ldexp", "copysign", "floor_divide", "remainder", "fmod",
                                                          "div_trunc", "div_floor", "where", "masked_fill")]}
 
@@ -249,6 +255,12 @@ SEEN_AS = {
     "wrong_on_resizing_view": ("divergence", lambda p: ITEMSIZE[p["ops"][0]["params"]["to"]] != ITEMSIZE[
         p["inputs"][0]["dtype"]]),
     "wrong_on_literal_shape": ("divergence", lambda p: p["ops"][0]["op"] == "reshape_lit" or _kept_squeeze(p)),
+    # fullgraph=True keeps a boolean-mask index in the graph too (no break to make)
+    "wrong_on_unbacked_broadcast": ("divergence", lambda p: (p["settings"]["dynamo"].get(
+        "capture_dynamic_output_shape_ops") or p["settings"]["fullgraph"]) and p["ops"][0]["params"]["keep"] == "all"),
+    # fullgraph=True keeps a tolist()/item() feeding an op in the graph too (no break to make)
+    "wrong_on_item_argument": ("divergence", lambda p: p["settings"]["dynamo"].get("capture_scalar_outputs")
+                               or p["settings"]["fullgraph"]),
 }
 
 
@@ -341,18 +353,30 @@ def assert_settled(corpus, state, backend=None, triaged=True):
 # and on their own seeds wrong_gradients 14 (seed 0; 52 on seed 4), wrong_after_matmul 2, 8, 10 (seed 9; 61 on
 # seed 4), wrong_on_odd_reflect 8 (seed 0), wrong_on_sized_or_5d_interpolate 30 (seed 9; none in 40 of seeds
 # 0, 5, 11), wrong_on_bool_operand 10 (seed 11), wrong_on_int_matmul 2, 8 (seed 9), wrong_on_resizing_view 4
-# (seed 11; none in 60 of seeds 0, 4, 9).
+# (seed 11; none in 60 of seeds 0, 4, 9). With mask_keep and the item_* ops: wrong_on_item_argument 2, 62 (seed 0;
+# none in 150 of seed 4); wrong_on_unbacked_broadcast at 598 and 1417 of a default campaign on seed 0 (none in 80
+# of seeds 1, 2, 6, 7, 8, 10, nor in 200 of seed 4), too late for CI: its test draws two families (EXTRA), where
+# it shows at 6 (seed 4; 30 on seed 1). The stream moved with them (30 cases a seed, seeds 1-11): breaks_on_alias 8
+# (seed 5; 51 on seed 4), wrong_gradients 4 (seed 10; 30 on seed 0), widens_narrow_ints 2 (seed 3; none in 60 on
+# seed 4), wrong_on_literal_shape 2 (seed 10; none in 60 on seed 4), wrong_on_bool_operand 54 (seed 11; none in 30
+# of seeds 0-10 and 12-19).
 # 150 cases for every plant made this 15 minutes of CI on two CPUs, most of it shrinking raw signatures
 # (a process of its own each). A change of the generator changes the stream: a plant first seen later
 # fails its test with "no entry", and its count here goes up (or its seed changes).
 CASES = {"corrupt_large": 12, "mutate_input": 12, "wrong_strides": 12, "storage_error_on_pad": 12,
-         "wrong_gradients": 16, "wrong_after_matmul": 12, "wrong_with_data_dependent": 12, "breaks_on_alias": 12,
-         "wrong_on_odd_reflect": 12, "wrong_on_sized_or_5d_interpolate": 32, "widens_narrow_ints": 16,
-         "wrong_on_bool_operand": 16, "wrong_on_int_matmul": 12, "wrong_on_resizing_view": 12,
-         "wrong_on_literal_shape": 16}
-SEEDS = {"wrong_gradients": 0, "wrong_after_matmul": 9, "wrong_on_odd_reflect": 0,
+         "wrong_gradients": 12, "wrong_after_matmul": 12, "wrong_with_data_dependent": 12, "breaks_on_alias": 12,
+         "wrong_on_odd_reflect": 12, "wrong_on_sized_or_5d_interpolate": 32, "widens_narrow_ints": 12,
+         "wrong_on_bool_operand": 60, "wrong_on_int_matmul": 12, "wrong_on_resizing_view": 12,
+         "wrong_on_literal_shape": 12, "wrong_on_unbacked_broadcast": 12, "wrong_on_item_argument": 12}
+SEEDS = {"wrong_on_item_argument": 0, "wrong_gradients": 10, "wrong_after_matmul": 9, "wrong_on_odd_reflect": 0,
          "wrong_on_sized_or_5d_interpolate": 9, "wrong_on_bool_operand": 11, "wrong_on_int_matmul": 9,
-         "wrong_on_resizing_view": 11}
+         "wrong_on_resizing_view": 11, "breaks_on_alias": 5, "widens_narrow_ints": 3, "wrong_on_literal_shape": 10}
+
+
+# A plant the default draws too rarely for CI's cases (its conjunction: a mask that keeps every row, an op of two
+# operands after it, the capture flag) runs on the families its minimal form has; its default-campaign figure is
+# in the comment above.
+EXTRA = {"wrong_on_unbacked_broadcast": ("--families", "data", "binary")}
 
 
 @pytest.mark.campaign
@@ -372,7 +396,7 @@ def test_one_planted_bug_gives_one_entry(tmp_path, name):
     # no triage: its inductor row (a 14 s C++ compile on CI) tells nothing of a plant, which runs its graph on
     # the stock eager stack; the test judges that stack itself (stock_reproducing)
     r = subprocess.run(run_cmd(state, corpus, CASES[name], backend=f"fuzz.planted:{name}", workers="0",
-                               extra=("--no-triage",), seed=SEEDS.get(name, 4)),
+                               extra=("--no-triage",) + EXTRA.get(name, ()), seed=SEEDS.get(name, 4)),
                        env=env(), capture_output=True, text=True, timeout=900)
     assert r.returncode == 1, r.stderr[-2000:]
     entries = assert_settled(corpus, state, name, triaged=False)

@@ -52,3 +52,20 @@ def test_malformed_programs_name_the_problem(mutate, match):
 def test_not_json():
     with pytest.raises(ProgramError, match="not valid JSON"):
         Program.from_json("{nope")
+
+
+def test_an_exact_unbacked_size_broadcasts_where_its_values_allow_and_a_lower_bound_never_does():
+    """mask_keep's size is data-dependent to the compiler but known to the generator: it may meet a size equal
+    to it at every call; not broadcast as a 1 (the compiler assumes it does not, by design), and a size known
+    only from below (nonzero's) may meet nothing but its own key."""
+    from fuzz.program.ops.data_dependent import exact, unknown
+    from fuzz.program.symbolic import Dim, broadcast_shape, broadcastable, broadcasts_to
+
+    s0, s1 = Dim.symbol("s0", (3, 5, 7)), Dim.symbol("s1", (3, 5, 8))
+    u, one, low = exact("v1", (3, 5, 7)), exact("v2", (1, 1, 1)), unknown("v3", 3)
+    assert broadcastable((u,), (s0,)) and broadcast_shape((u,), (s0,)) == (s0,) == broadcast_shape((s0,), (u,))
+    assert not broadcastable((u,), (s1,))
+    assert not broadcastable((one,), (s1,)) and broadcastable((one,), (Dim.literal(1, 3),))
+    assert not broadcasts_to((one,), (s1,)) and broadcasts_to((u,), (s0,)) and not broadcasts_to((u,), (s1,))
+    assert not broadcastable((exact("v4", (0, 0, 0)),), (low,))
+    assert u.is_data_dependent and not u.is_bound_only and low.is_bound_only and not low.is_exact_unbacked

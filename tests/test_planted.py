@@ -94,6 +94,45 @@ def test_a_literal_reshape_or_a_keeping_squeeze_is_caught_and_a_size_one_squeeze
     assert run_case(case([("reshape", ["x0"], {"keep": 0})], ["s0", 3], even)).outcome is Outcome.OK
 
 
+def _captured(p, **flags):
+    p.settings.dynamic = True
+    p.settings.dynamo = flags
+    return p
+
+
+def test_an_unbacked_size_broadcast_against_a_size_is_caught_and_one_met_by_itself_is_not():
+    from fuzz.program.ir import TensorInput
+
+    def case(ops, capture=True):
+        p = program(ops, inputs=[TensorInput(name="x0", shape=["s0", 3], dtype="float32")], sizes={"s0": [3, 5, 7]})
+        p = with_backend(p, "fuzz.planted:wrong_on_unbacked_broadcast")
+        return _captured(p, capture_dynamic_output_shape_ops=True) if capture else p
+
+    keep_all = ("mask_keep", ["x0"], {"keep": "all", "flat": False})
+    assert run_case(case([keep_all, ("add", ["v0", "x0"], {})])).outcome is Outcome.DIVERGENCE
+    # the unbacked size against itself, or past a graph break (an input's size then, not an unbacked one)
+    assert run_case(case([keep_all, ("add", ["v0", "v0"], {})])).outcome is Outcome.OK
+    assert run_case(case([keep_all, ("add", ["v0", "x0"], {})], capture=False)).outcome is Outcome.OK
+
+
+def test_an_item_read_as_an_op_argument_is_caught_and_an_item_read_as_nothing_else_is_not():
+    from fuzz.program.ir import TensorInput
+
+    def case(ops, dtype="float32", capture=True):
+        p = program(ops, inputs=[TensorInput(name="x0", shape=["s0", 3], dtype=dtype)], sizes={"s0": [3, 5, 7]})
+        p = with_backend(p, "fuzz.planted:wrong_on_item_argument")
+        return _captured(p, capture_scalar_outputs=True) if capture else p
+
+    for op, params, dtype in [("item_clamp", {"bound": "max", "via": "item"}, "float32"),
+                              ("item_full", {"make": "fill_", "via": "tolist"}, "int32"),
+                              ("item_pad", {"via": "item"}, "int64")]:
+        assert run_case(case([(op, ["x0"], params)], dtype)).outcome is Outcome.DIVERGENCE, op
+    assert run_case(case([("item_clamp", ["x0"], {"bound": "min", "via": "item"})], capture=False)).outcome \
+        is Outcome.OK
+    # a data-dependent size from a mask, with no scalar read
+    assert run_case(case([("mask_keep", ["x0"], {"keep": "first", "flat": True})])).outcome is Outcome.OK
+
+
 def test_input_mutation_is_caught():
     v = run_case(with_backend(program(RELU), "fuzz.planted:mutate_input"))
     assert v.outcome is Outcome.INPUT_MUTATION and v.where == "input x0"

@@ -144,7 +144,7 @@ def _fake_start_json():
     from fuzz.campaign.generate import generate
     from strategies import programs
 
-    for p in generate(programs(max_ops=6, max_inputs=3, backend=REFLECT), seed_=5, count=300):
+    for p in generate(programs(max_ops=6, max_inputs=3, backend=REFLECT), seed_=0, count=300):
         if len(p.ops) >= 4 and len(p.inputs) >= 2 and fake_reflect_bug(p).is_finding:
             return p.to_json()
     raise AssertionError("no start program")

@@ -125,9 +125,11 @@ def api_of(template: str) -> str:
 
 
 def broadcast_operand(chosen: list) -> tuple:
-    """A fresh operand that broadcasts to the first: its shape, derived sizes as 1."""
+    """A fresh operand that broadcasts to the first: its shape, derived sizes as 1, an exact data-dependent
+    size as the input size it equals (its twin: an unbacked broadcast)."""
     a = chosen[0]
-    return tuple(d if d.is_literal or d.is_symbol else Dim.literal(1, a.calls) for d in a.shape)
+    return tuple(d if d.is_literal or d.is_symbol else d.twin if d.twin is not None else Dim.literal(1, a.calls)
+                 for d in a.shape)
 
 
 # ---- widths ---------------------------------------------------------------

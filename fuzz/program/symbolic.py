@@ -19,6 +19,9 @@ class Dim:
     const: int  # affine offset added to base
     values: tuple[int, ...]  # the size at each call of the schedule
     syms: frozenset = frozenset()  # size symbols this dim depends on
+    # an exact data-dependent size's twin: the input's size (a symbol or literal) it equals at every call,
+    # which a fresh operand may take to broadcast against it (opspec.broadcast_operand)
+    twin: "Dim | None" = None
 
     @staticmethod
     def literal(n: int, calls: int) -> "Dim":
@@ -43,7 +46,18 @@ class Dim:
     @property
     def is_data_dependent(self) -> bool:
         """A size that depends on the data (fuzz/program/ops/data_dependent.py)."""
+        return self.base is not None and ("u_" in self.base or "ux_" in self.base)
+
+    @property
+    def is_bound_only(self) -> bool:
+        """Its values are only a lower bound of the size (a data-dependent size the generator cannot know)."""
         return self.base is not None and "u_" in self.base
+
+    @property
+    def is_exact_unbacked(self) -> bool:
+        """A data-dependent size whose value the program fixes (a mask that keeps every element, or one): the
+        compiler cannot know it, the generator does, so it may broadcast against a size equal to it."""
+        return self.base is not None and self.const == 0 and self.base.startswith("ux_") and self.base.isidentifier()
 
     @property
     def is_symbol(self) -> bool:
@@ -96,10 +110,19 @@ class ValueInfo:
         return replace(self, **kw)
 
 
+def _unbacked_equal(da: Dim, db: Dim) -> bool:
+    """An exact data-dependent size equal to the other size at every call (which is not a mere lower bound)."""
+    return ((da.is_exact_unbacked or db.is_exact_unbacked) and not da.is_bound_only and not db.is_bound_only
+            and da.values == db.values)
+
+
 def broadcastable(a: tuple[Dim, ...], b: tuple[Dim, ...]) -> bool:
-    """Mutually broadcastable by key: equal keys, or one side a literal 1."""
+    """Mutually broadcastable by key: equal keys, or one side a literal 1; or an exact data-dependent size
+    that equals the other at every call (an unbacked broadcast, issue 27). Not one that is 1 at run time
+    against a larger size: the compiler assumes an unbacked size does not broadcast, by design, and checks it
+    at run time ("Runtime assertion failed for expression u0 >= 2"; Inductor's size assert)."""
     for da, db in zip(reversed(a), reversed(b)):
-        if da.key == db.key or da.key == "1" or db.key == "1":
+        if da.key == db.key or da.key == "1" or db.key == "1" or _unbacked_equal(da, db):
             continue
         return False
     return True
@@ -110,7 +133,7 @@ def broadcasts_to(src: tuple[Dim, ...], dst: tuple[Dim, ...]) -> bool:
     if len(src) > len(dst):
         return False
     for ds, dd in zip(reversed(src), reversed(dst)):
-        if ds.key == dd.key or ds.key == "1":
+        if ds.key == dd.key or ds.key == "1" or _unbacked_equal(ds, dd):
             continue
         return False
     return True
@@ -124,8 +147,8 @@ def broadcast_shape(a: tuple[Dim, ...], b: tuple[Dim, ...]) -> tuple[Dim, ...]:
     for da, db in zip(pa, pb):
         if da is None:
             out.append(db)
-        elif db is None or db.key == "1":
-            out.append(da)
+        elif db is None or db.key == "1" or (db.is_exact_unbacked and da.key != "1"):
+            out.append(da)  # an exact unbacked size gives way to the size it equals or broadcasts to
         else:
             out.append(db)
     return tuple(out)

@@ -5,10 +5,15 @@ feeding a size (narrow, arange). Dynamo needs capture_dynamic_output_shape_ops
 else it breaks the graph there.
 
 The generator cannot know such a size. Its Dim gets a fresh key (it matches
-nothing but itself) and values 0 at every call: a lower bound. Every
-constraint the op database checks is of the form "at most the size" (pad
-crops, narrow lengths, windows, kernels) or "non-empty", so a lower bound
-keeps later ops valid whatever the data turn out to be.
+nothing but itself) and values a lower bound: 0 at every call, or the size
+it grows from (item_pad). Every constraint the op database checks is of the
+form "at most the size" (pad crops, narrow lengths, windows, kernels) or
+"non-empty", so a lower bound keeps later ops valid whatever the data turn
+out to be.
+
+mask_keep is the exception: its mask keeps every row, or the first, so the
+generator knows the size (a `ux_` key, exact values) though the compiler
+cannot, and it may broadcast against a size equal to it (symbolic.py).
 """
 
 from __future__ import annotations
@@ -22,8 +27,15 @@ from fuzz.program.symbolic import Dim, norm_dim
 
 
 def unknown(out: str, calls: int, tag: str = "") -> Dim:
-    """A data-dependent size: its own key, values a lower bound of 0."""
+    """A data-dependent size: its own key (`u_`), values a lower bound of 0."""
     return Dim(f"u_{out}{tag}", 0, (0,) * calls)
+
+
+def exact(out: str, values, tag: str = "", twin: Dim | None = None) -> Dim:
+    """A data-dependent size whose value the program fixes: its own key, its values exact (symbolic.py:
+    it may broadcast against a size equal to it). `twin`: a symbol or literal equal to it at every call."""
+    twin = twin if twin is not None and (twin.is_symbol or twin.is_literal) and twin.values == tuple(values) else None
+    return Dim(f"ux_{out}{tag}", 0, tuple(values), twin=twin)
 
 
 def _nonzero_mask(x: str, dt: str) -> str:
@@ -40,9 +52,9 @@ def _none(a, p):
     return None
 
 
-_op("nonzero", lambda a: 1 <= a.rank <= 4, lambda a: st.just({}), _none,
+_op("nonzero", lambda a: a.rank <= 4, lambda a: st.just({}), _none,
     lambda a, p, out: _fresh(a, out, shape=(unknown(out, a.calls), Dim.literal(a.rank, a.calls)), dtype="int64"),
-    lambda x, p, a: f"torch.nonzero({x})", "torch.nonzero", "indices of the non-zero elements")
+    lambda x, p, a: f"torch.nonzero({x})", "torch.nonzero", "indices of the non-zero elements (of a 0-d value too)")
 _op("masked_select", lambda a: a.rank >= 1, lambda a: st.just({}), _none,
     lambda a, p, out: _fresh(a, out, shape=(unknown(out, a.calls),)),
     lambda x, p, a: f"torch.masked_select({x}, {_nonzero_mask(x, a.dtype)})", "torch.masked_select",
@@ -63,6 +75,51 @@ _op("bincount", lambda a: a.dtype in D.INTEGRAL or a.dtype == "bool", lambda a: 
     lambda a, p, out: _fresh(a, out, shape=(unknown(out, a.calls),), dtype="int64"),
     lambda x, p, a: f"torch.bincount({x}.flatten().long().abs() % {p['mod']})", "torch.bincount",
     "bincount of an integer value (taken modulo a literal: non-negative)")
+
+
+# ---- a mask the program fixes: a data-dependent size the generator knows (issue 27) --------------------
+# `x[mask]` with a mask that keeps every row, or only the first: the compiler sees an unbacked size, the
+# generator knows it is x's leading size (or 1), so later ops may broadcast it against sizes equal to it, or
+# as a 1 (symbolic.broadcastable). A flat form masks x.flatten() (its numel), and is how a 0-d value gets one.
+
+def _keep_ok(a) -> bool:
+    return not any(d.is_bound_only for d in a.shape)
+
+
+def _kept(a, p) -> tuple:
+    lead = _numel_values(a) if p["flat"] else a.shape[0].values
+    return tuple(min(v, 1) for v in lead) if p["keep"] == "first" else lead
+
+
+def _numel_values(a) -> tuple:
+    out = [1] * a.calls
+    for d in a.shape:
+        out = [o * v for o, v in zip(out, d.values)]
+    return tuple(out)
+
+
+def _twin(a, p):
+    """The size mask_keep's equals (all rows of the leading dim, or of a 1-d value), else None."""
+    return a.shape[0] if p["keep"] == "all" and a.rank >= 1 and (not p["flat"] or a.rank == 1) else None
+
+
+def _keep_render(x, p, a) -> str:
+    src = f"{x}.flatten()" if p["flat"] else x
+    n = f"{x}.numel()" if p["flat"] else f"{x}.shape[0]"
+    # a mask of torch.ones is no data dependence: the fake tensor knows its nonzero count
+    return f"{src}[torch.arange({n}, device={x}.device) {'>= 0' if p['keep'] == 'all' else '< 1'}]"
+
+
+_op("mask_keep", _keep_ok,
+    # mostly every row of the leading dim: the size that meets its source's again, in a broadcast
+    lambda a: st.fixed_dictionaries({"keep": st.sampled_from(["all", "all", "first"]),
+                                     "flat": st.just(True) if a.rank == 0 else st.sampled_from([False, False, True])}),
+    lambda a, p: None if _keep_ok(a) and p.get("keep") in ("all", "first") and p.get("flat") in (True, False)
+    and (p["flat"] or a.rank >= 1) else "mask_keep: keep all or first, flat (or a leading dim), sizes known",
+    lambda a, p, out: _fresh(a, out, shape=(exact(out, _kept(a, p), twin=_twin(a, p)),)
+                             + (() if p["flat"] else tuple(a.shape[1:]))),
+    _keep_render, "Tensor.__getitem__(bool mask)",
+    "a boolean mask that keeps every row (or the first): a data-dependent size the program fixes")
 
 
 # ---- a scalar read from the data, used as a size --------------------------------------------
@@ -92,3 +149,56 @@ _op("item_arange", _item_ok, lambda a: st.sampled_from(["item", "tolist"]).map(l
     "arange of a length read from the data")
 
 
+
+
+# ---- a scalar read from the data, used as an op's argument (issue 27) -------------------------------
+# The first element, read with item() or tolist(): under capture_scalar_outputs the compiler holds it as an
+# unbacked SymInt/SymFloat (else the graph breaks there). As a clamp bound, a fill or full value, or a pad
+# width (integers: int() of a float NaN would raise).
+
+def _first(x: str, via: str) -> str:
+    return f"{x}.flatten()[0].item()" if via == "item" else f"{x}.flatten()[:1].tolist()[0]"
+
+
+def _nonempty(a) -> bool:
+    return all(d.min >= 1 for d in a.shape)
+
+
+def _via(a, p) -> bool:
+    return p.get("via") in ("item", "tolist")
+
+
+_VIA = st.sampled_from(["item", "tolist"])
+
+_op("item_clamp", lambda a: a.dtype != "bool" and _nonempty(a),
+    lambda a: st.fixed_dictionaries({"bound": st.sampled_from(["min", "max"]), "via": _VIA}),
+    lambda a, p: None if a.dtype != "bool" and _nonempty(a) and _via(a, p) and p.get("bound") in ("min", "max")
+    else "item_clamp takes a non-empty, non-bool tensor and a min or max bound",
+    lambda a, p, out: _fresh(a, out),
+    lambda x, p, a: f"{x}.clamp({p['bound']}={_first(x, p['via'])})", "Tensor.clamp",
+    "clamp by a bound read from the data (its first element)")
+_op("item_full", _nonempty,
+    lambda a: st.fixed_dictionaries({"make": st.sampled_from(["full", "fill_"]), "via": _VIA}),
+    lambda a, p: None if _nonempty(a) and _via(a, p) and p.get("make") in ("full", "fill_")
+    else "item_full takes a non-empty tensor, made by full or fill_",
+    lambda a, p, out: _fresh(a, out),
+    lambda x, p, a: (f"torch.full({x}.shape, {_first(x, p['via'])}, dtype={x}.dtype, device={x}.device)"
+                     if p["make"] == "full" else f"torch.zeros_like({x}).fill_({_first(x, p['via'])})"),
+    "torch.full", "a tensor of x's shape filled with a value read from the data", grad=False)
+
+
+def _item_pad_ok(a) -> bool:
+    return a.dtype in D.INTEGRAL and a.rank >= 1 and _nonempty(a)
+
+
+def _padded(a, out):
+    """The last dim grows by a width the data decide (0 to 2): a size known only from below, by its old one."""
+    last = a.shape[-1]
+    return _fresh(a, out, shape=tuple(a.shape[:-1]) + (Dim(f"u_{out}", 0, last.values),))
+
+
+_op("item_pad", _item_pad_ok, lambda a: _VIA.map(lambda v: {"via": v}),
+    lambda a, p: None if _item_pad_ok(a) and _via(a, p) else "item_pad takes a non-empty integer tensor",
+    lambda a, p, out: _padded(a, out),
+    lambda x, p, a: f"F.pad({x}, (0, {_first(x, p['via'])} % 3))", "F.pad",
+    "pad the last dim by a width read from the data (0 to 2)", grad=False)
