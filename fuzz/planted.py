@@ -260,7 +260,9 @@ def _unbacked_broadcast(gm) -> bool:
     for name, n in _calls(gm):
         if name not in _BROADCASTING:
             continue
-        shapes = [v.shape for v in map(_example, n.args) if isinstance(v, torch.Tensor) and v.dim() >= 1]
+        # keywords too: clamp(x, min=t, max=t) passes its tensors so
+        shapes = [v.shape for v in map(_example, list(n.args) + list(n.kwargs.values()))
+                  if isinstance(v, torch.Tensor) and v.dim() >= 1]
         for a, b in ((a, b) for i, a in enumerate(shapes) for b in shapes[i + 1:]):
             for x, y in zip(reversed(a), reversed(b)):
                 if (_unbacked(x) or _unbacked(y)) and _raw(x) != _raw(y) and "1" not in (_raw(x), _raw(y)):
@@ -275,30 +277,33 @@ wrong_on_unbacked_broadcast.__doc__ = ("Wrong output element for graphs where a 
 
 
 _SCALAR_READS = {"item", "tolist", "_local_scalar_dense"}
+# The ops issue 27 asked to take such a value: a clamp bound, a full or fill_ value, a pad width. A narrow length
+# and an arange end read this way (item_narrow, item_arange) were drawn before, and do not count.
+_SCALAR_TAKERS = {"clamp", "clamp_min", "clamp_max", "full", "fill_", "pad", "constant_pad_nd"}
 
 
 def _item_argument(gm) -> bool:
-    """A tensor op given, as an argument, a scalar read from the data (item(), tolist()), or one computed
-    from such a scalar: a clamp bound, a fill value, a pad width, a narrow length."""
+    """A clamp, full, fill_ or pad given, as an argument, a scalar read from the data (item(), tolist()), or
+    one computed from such a scalar."""
     from torch.fx.node import map_arg
 
     scalars = set()
     for name, n in _calls(gm):
         used = []
         map_arg((n.args, n.kwargs), lambda a: used.append(a))
-        from_data = name in _SCALAR_READS or any(a in scalars for a in used)
-        if not from_data:
+        if not (name in _SCALAR_READS or any(a in scalars for a in used)):
             continue
-        if isinstance(n.meta.get("example_value"), torch.Tensor) and name not in _SCALAR_READS:
+        if name in _SCALAR_TAKERS:
             return True
-        scalars.add(n)
+        if not isinstance(n.meta.get("example_value"), torch.Tensor):
+            scalars.add(n)  # a scalar computed from the read (int(), % 3, a getitem of tolist's list)
     return False
 
 
 wrong_on_item_argument = _when_graph_has(None, also=_item_argument)
-wrong_on_item_argument.__doc__ = ("Wrong output element for graphs where a value read with item() or tolist() is "
-                                  "an op's argument (clamp bound, fill value, pad width, narrow length; issue 27: "
-                                  "programs the generator could not write); only with capture_scalar_outputs.")
+wrong_on_item_argument.__doc__ = ("Wrong output element for graphs where a value read with item() or tolist() is a "
+                                  "clamp bound, a full or fill_ value, or a pad width (issue 27: programs the "
+                                  "generator could not write); with capture_scalar_outputs, or fullgraph=True.")
 
 
 def wrong_strides(gm, example_inputs):

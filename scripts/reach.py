@@ -158,12 +158,13 @@ def _has_dims(p) -> bool:
 
 
 def _unbacked_broadcast(p) -> bool:
-    """An op of two or more operands where a size the program fixes but the compiler cannot know (mask_keep)
+    """A pointwise op of two or more operands (the binary and in-place families: the plant's ops; not a matrix
+    product's contraction, nor cat) where a size the program fixes but the compiler cannot know (mask_keep)
     meets another size (not a literal 1, which broadcasts whatever the size)."""
     info = _infos(p)
     for o in p.ops:
         shapes = [info[a].shape for a in o.args]
-        if len(shapes) < 2:
+        if len(shapes) < 2 or OPS[o.op].family not in ("binary", "inplace"):
             continue
         for i, a in enumerate(shapes):
             for b in shapes[i + 1:]:

@@ -110,6 +110,8 @@ def test_an_unbacked_size_broadcast_against_a_size_is_caught_and_one_met_by_itse
 
     keep_all = ("mask_keep", ["x0"], {"keep": "all", "flat": False})
     assert run_case(case([keep_all, ("add", ["v0", "x0"], {})])).outcome is Outcome.DIVERGENCE
+    # clamp's tensor bounds are keywords in the graph
+    assert run_case(case([keep_all, ("clamp_tensor", ["x0", "v0", "x0"], {})])).outcome is Outcome.DIVERGENCE
     # the unbacked size against itself, or past a graph break (an input's size then, not an unbacked one)
     assert run_case(case([keep_all, ("add", ["v0", "v0"], {})])).outcome is Outcome.OK
     assert run_case(case([keep_all, ("add", ["v0", "x0"], {})], capture=False)).outcome is Outcome.OK
@@ -129,8 +131,12 @@ def test_an_item_read_as_an_op_argument_is_caught_and_an_item_read_as_nothing_el
         assert run_case(case([(op, ["x0"], params)], dtype)).outcome is Outcome.DIVERGENCE, op
     assert run_case(case([("item_clamp", ["x0"], {"bound": "min", "via": "item"})], capture=False)).outcome \
         is Outcome.OK
-    # a data-dependent size from a mask, with no scalar read
+    # a data-dependent size from a mask, with no scalar read; a narrow length and an arange end read from the
+    # data (drawn before issue 27)
     assert run_case(case([("mask_keep", ["x0"], {"keep": "first", "flat": True})])).outcome is Outcome.OK
+    for op in ("item_narrow", "item_arange"):
+        assert run_case(case([(op, ["x0"], {"via": "item", **({"dim": -1} if op == "item_narrow" else {})})],
+                             "int32")).outcome is Outcome.OK, op
 
 
 def test_input_mutation_is_caught():

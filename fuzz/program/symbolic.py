@@ -10,7 +10,11 @@ values at every call, so the program is valid for the whole schedule.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
+
+# A data-dependent size's key starts a token: u_v3 (a lower bound), ux_v3 (exact); menu_1 is neither.
+_BOUND_ONLY, _EXACT = re.compile(r"\bu_"), re.compile(r"\bux_")
 
 
 @dataclass(frozen=True)
@@ -46,12 +50,12 @@ class Dim:
     @property
     def is_data_dependent(self) -> bool:
         """A size that depends on the data (fuzz/program/ops/data_dependent.py)."""
-        return self.base is not None and ("u_" in self.base or "ux_" in self.base)
+        return self.base is not None and bool(_BOUND_ONLY.search(self.base) or _EXACT.search(self.base))
 
     @property
     def is_bound_only(self) -> bool:
         """Its values are only a lower bound of the size (a data-dependent size the generator cannot know)."""
-        return self.base is not None and "u_" in self.base
+        return self.base is not None and bool(_BOUND_ONLY.search(self.base))
 
     @property
     def is_exact_unbacked(self) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fuzz.program import dtypes as D
-from fuzz.program.opspec import OpSpec
+from fuzz.program.opspec import OpSpec, product_dim
 from fuzz.program.ops.common import OPS, _dim_in, _fresh
 from fuzz.program.symbolic import Dim, norm_dim
 
@@ -31,11 +31,11 @@ def unknown(out: str, calls: int, tag: str = "") -> Dim:
     return Dim(f"u_{out}{tag}", 0, (0,) * calls)
 
 
-def exact(out: str, values, tag: str = "", twin: Dim | None = None) -> Dim:
+def exact(out: str, values, twin: Dim | None = None) -> Dim:
     """A data-dependent size whose value the program fixes: its own key, its values exact (symbolic.py:
     it may broadcast against a size equal to it). `twin`: a symbol or literal equal to it at every call."""
     twin = twin if twin is not None and (twin.is_symbol or twin.is_literal) and twin.values == tuple(values) else None
-    return Dim(f"ux_{out}{tag}", 0, tuple(values), twin=twin)
+    return Dim(f"ux_{out}", 0, tuple(values), twin=twin)
 
 
 def _nonzero_mask(x: str, dt: str) -> str:
@@ -87,15 +87,8 @@ def _keep_ok(a) -> bool:
 
 
 def _kept(a, p) -> tuple:
-    lead = _numel_values(a) if p["flat"] else a.shape[0].values
+    lead = product_dim(list(a.shape), a.calls).values if p["flat"] else a.shape[0].values
     return tuple(min(v, 1) for v in lead) if p["keep"] == "first" else lead
-
-
-def _numel_values(a) -> tuple:
-    out = [1] * a.calls
-    for d in a.shape:
-        out = [o * v for o, v in zip(out, d.values)]
-    return tuple(out)
 
 
 def _twin(a, p):
@@ -106,7 +99,6 @@ def _twin(a, p):
 def _keep_render(x, p, a) -> str:
     src = f"{x}.flatten()" if p["flat"] else x
     n = f"{x}.numel()" if p["flat"] else f"{x}.shape[0]"
-    # a mask of torch.ones is no data dependence: the fake tensor knows its nonzero count
     return f"{src}[torch.arange({n}, device={x}.device) {'>= 0' if p['keep'] == 'all' else '< 1'}]"
 
 
@@ -130,8 +122,12 @@ def _scalar_text(x: str, via: str) -> str:
     return f"int({x}.flatten()[:1].abs().tolist()[0])"
 
 
+def _nonempty(a) -> bool:
+    return all(d.min >= 1 for d in a.shape)
+
+
 def _item_ok(a) -> bool:
-    return a.dtype in D.INTEGRAL and a.rank >= 1 and all(d.min >= 1 for d in a.shape)
+    return a.dtype in D.INTEGRAL and a.rank >= 1 and _nonempty(a)
 
 
 _op("item_narrow", _item_ok,
@@ -158,10 +154,6 @@ _op("item_arange", _item_ok, lambda a: st.sampled_from(["item", "tolist"]).map(l
 
 def _first(x: str, via: str) -> str:
     return f"{x}.flatten()[0].item()" if via == "item" else f"{x}.flatten()[:1].tolist()[0]"
-
-
-def _nonempty(a) -> bool:
-    return all(d.min >= 1 for d in a.shape)
 
 
 def _via(a, p) -> bool:
