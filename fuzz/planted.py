@@ -233,17 +233,20 @@ wrong_on_literal_shape.__doc__ = ("Wrong output element for graphs that reshape 
                                   "not write).")
 
 
-def _raw(size) -> str:
-    """A size's expression as the op that made it gave it: a broadcast's deferred check (u0 == s4) later
-    replaces u0 by s4 in `expr`, not in `_expr`."""
+def _made_as(size):
+    """A size's expression as the op that made it gave it (an int as itself): a broadcast's deferred check
+    (u0 == s4) later replaces u0 by s4 in `expr`, not in `_expr`."""
     node = getattr(size, "node", None)
-    return str(getattr(node, "_expr", getattr(node, "expr", size)))
+    return size if node is None else getattr(node, "_expr", node.expr)
+
+
+def _raw(size) -> str:
+    return str(_made_as(size))
 
 
 def _unbacked(size) -> bool:
     """A size the compiler holds as an unbacked symbol (u0, ...): read from the data."""
-    return isinstance(size, torch.SymInt) and any(
-        str(x).startswith("u") for x in getattr(size.node, "_expr", size.node.expr).free_symbols)
+    return isinstance(size, torch.SymInt) and any(str(x).startswith("u") for x in _made_as(size).free_symbols)
 
 
 # Pointwise ops of two or more tensors, as Dynamo's graph names them ("+" is operator.add, "add").
@@ -273,7 +276,7 @@ def _unbacked_broadcast(gm) -> bool:
 wrong_on_unbacked_broadcast = _when_graph_has(None, also=_unbacked_broadcast)
 wrong_on_unbacked_broadcast.__doc__ = ("Wrong output element for graphs where a data-dependent (unbacked) size "
                                        "broadcasts against another size (issue 27: programs the generator could "
-                                       "not write); only reachable with capture_dynamic_output_shape_ops.")
+                                       "not write); with capture_dynamic_output_shape_ops, or fullgraph=True.")
 
 
 _SCALAR_READS = {"item", "tolist", "_local_scalar_dense"}

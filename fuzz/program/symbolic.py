@@ -61,7 +61,7 @@ class Dim:
     def is_exact_unbacked(self) -> bool:
         """A data-dependent size whose value the program fixes (a mask that keeps every element, or one): the
         compiler cannot know it, the generator does, so it may broadcast against a size equal to it."""
-        return self.base is not None and self.const == 0 and self.base.startswith("ux_") and self.base.isidentifier()
+        return self.base is not None and self.const == 0 and bool(_EXACT.match(self.base)) and self.base.isidentifier()
 
     @property
     def is_symbol(self) -> bool:

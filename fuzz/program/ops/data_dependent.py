@@ -26,9 +26,9 @@ from fuzz.program.ops.common import OPS, _dim_in, _fresh
 from fuzz.program.symbolic import Dim, norm_dim
 
 
-def unknown(out: str, calls: int, tag: str = "") -> Dim:
-    """A data-dependent size: its own key (`u_`), values a lower bound of 0."""
-    return Dim(f"u_{out}{tag}", 0, (0,) * calls)
+def unknown(out: str, calls: int, tag: str = "", bound: tuple | None = None) -> Dim:
+    """A data-dependent size: its own key (`u_`), values a lower bound: `bound`, else 0 at every call."""
+    return Dim(f"u_{out}{tag}", 0, tuple(bound) if bound is not None else (0,) * calls)
 
 
 def exact(out: str, values, twin: Dim | None = None) -> Dim:
@@ -79,8 +79,8 @@ _op("bincount", lambda a: a.dtype in D.INTEGRAL or a.dtype == "bool", lambda a: 
 
 # ---- a mask the program fixes: a data-dependent size the generator knows (issue 27) --------------------
 # `x[mask]` with a mask that keeps every row, or only the first: the compiler sees an unbacked size, the
-# generator knows it is x's leading size (or 1), so later ops may broadcast it against sizes equal to it, or
-# as a 1 (symbolic.broadcastable). A flat form masks x.flatten() (its numel), and is how a 0-d value gets one.
+# generator knows it is x's leading size (or 1), so later ops may broadcast it against sizes equal to it
+# (symbolic.broadcastable; not a 1 against a larger size, which the compiler assumes away by design). A flat form masks x.flatten() (its numel), and is how a 0-d value gets one.
 
 def _keep_ok(a) -> bool:
     return not any(d.is_bound_only for d in a.shape)
@@ -145,8 +145,6 @@ _op("item_arange", _item_ok, lambda a: st.sampled_from(["item", "tolist"]).map(l
     "arange of a length read from the data")
 
 
-
-
 # ---- a scalar read from the data, used as an op's argument (issue 27) -------------------------------
 # The first element, read with item() or tolist(): under capture_scalar_outputs the compiler holds it as an
 # unbacked SymInt/SymFloat (else the graph breaks there). As a clamp bound, a fill or full value, or a pad
@@ -156,7 +154,7 @@ def _first(x: str, via: str) -> str:
     return f"{x}.flatten()[0].item()" if via == "item" else f"{x}.flatten()[:1].tolist()[0]"
 
 
-def _via(a, p) -> bool:
+def _via(p) -> bool:
     return p.get("via") in ("item", "tolist")
 
 
@@ -164,14 +162,14 @@ _VIA = st.sampled_from(["item", "tolist"])
 
 _op("item_clamp", lambda a: a.dtype != "bool" and _nonempty(a),
     lambda a: st.fixed_dictionaries({"bound": st.sampled_from(["min", "max"]), "via": _VIA}),
-    lambda a, p: None if a.dtype != "bool" and _nonempty(a) and _via(a, p) and p.get("bound") in ("min", "max")
+    lambda a, p: None if a.dtype != "bool" and _nonempty(a) and _via(p) and p.get("bound") in ("min", "max")
     else "item_clamp takes a non-empty, non-bool tensor and a min or max bound",
     lambda a, p, out: _fresh(a, out),
     lambda x, p, a: f"{x}.clamp({p['bound']}={_first(x, p['via'])})", "Tensor.clamp",
     "clamp by a bound read from the data (its first element)")
 _op("item_full", _nonempty,
     lambda a: st.fixed_dictionaries({"make": st.sampled_from(["full", "fill_"]), "via": _VIA}),
-    lambda a, p: None if _nonempty(a) and _via(a, p) and p.get("make") in ("full", "fill_")
+    lambda a, p: None if _nonempty(a) and _via(p) and p.get("make") in ("full", "fill_")
     else "item_full takes a non-empty tensor, made by full or fill_",
     lambda a, p, out: _fresh(a, out),
     lambda x, p, a: (f"torch.full({x}.shape, {_first(x, p['via'])}, dtype={x}.dtype, device={x}.device)"
@@ -179,18 +177,13 @@ _op("item_full", _nonempty,
     "torch.full", "a tensor of x's shape filled with a value read from the data", grad=False)
 
 
-def _item_pad_ok(a) -> bool:
-    return a.dtype in D.INTEGRAL and a.rank >= 1 and _nonempty(a)
-
-
 def _padded(a, out):
     """The last dim grows by a width the data decide (0 to 2): a size known only from below, by its old one."""
-    last = a.shape[-1]
-    return _fresh(a, out, shape=tuple(a.shape[:-1]) + (Dim(f"u_{out}", 0, last.values),))
+    return _fresh(a, out, shape=tuple(a.shape[:-1]) + (unknown(out, a.calls, bound=a.shape[-1].values),))
 
 
-_op("item_pad", _item_pad_ok, lambda a: _VIA.map(lambda v: {"via": v}),
-    lambda a, p: None if _item_pad_ok(a) and _via(a, p) else "item_pad takes a non-empty integer tensor",
+_op("item_pad", _item_ok, lambda a: _VIA.map(lambda v: {"via": v}),
+    lambda a, p: None if _item_ok(a) and _via(p) else "item_pad takes a non-empty integer tensor",
     lambda a, p, out: _padded(a, out),
     lambda x, p, a: f"F.pad({x}, (0, {_first(x, p['via'])} % 3))", "F.pad",
     "pad the last dim by a width read from the data (0 to 2)", grad=False)
