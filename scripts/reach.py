@@ -3,7 +3,7 @@
 `shapefuzz run` would generate (same strategy, seed and order) and, for each
 row of REACH, counts the programs it applies to and those that have it.
 
-    PYTHONPATH=. .venv/bin/python scripts/reach.py --count 3000 --seed 1
+    PYTHONPATH=. .venv/bin/python scripts/reach.py --count 3000 --seed 1 [--swarm]
 """
 
 from __future__ import annotations
@@ -218,14 +218,16 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--count", type=int, default=3000)
+    ap.add_argument("--swarm", action="store_true", help="as `shapefuzz run --swarm` draws")
     args = ap.parse_args()
 
     from fuzz.campaign.driver import CampaignConfig, campaign_strategy
     from fuzz.campaign.generate import generate
 
-    cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed)
+    cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, swarm=args.swarm)
     progs = list(generate(campaign_strategy(cfg), seed_=cfg.seed, count=args.count))
-    print(f"{len(progs)} programs: backend {args.backend}, device {args.device}, seed {args.seed}")
+    print(f"{len(progs)} programs: backend {args.backend}, device {args.device}, seed {args.seed}"
+          + (", swarm" if args.swarm else ""))
     for name, (applies, has) in REACH.items():
         where = [p for p in progs if applies(p)]
         hits = sum(1 for p in where if has(p))

@@ -17,17 +17,19 @@ def has_mark_unbacked() -> bool:
     return hasattr(dec, "mark_unbacked")
 
 
-def symbol_marks(symbols, *, guarded=frozenset(), allow_unbacked: bool | None = None) -> st.SearchStrategy:
+def symbol_marks(symbols, *, guarded=frozenset(), allow_unbacked: bool | None = None,
+                 marks=MARKS) -> st.SearchStrategy:
     """{symbol: mark}: one mark per size symbol, applied to every dim of that
     symbol in every input, as a user marks a batch dim on all inputs (marking
     one input's s0 dynamic and another's not makes broadcasting specialise it).
-    `unbacked` only for symbols no op guards on. Shrinks towards "static"."""
+    `unbacked` only for symbols no op guards on; only `marks` (which must
+    hold "static"). Shrinks towards "static"."""
     if allow_unbacked is None:
         allow_unbacked = has_mark_unbacked()
 
     def options(s):
-        opts = ["static", "dynamic", "maybe_dynamic"]
-        if allow_unbacked and s not in guarded:
+        opts = [m for m in ("static", "dynamic", "maybe_dynamic") if m in marks]
+        if allow_unbacked and s not in guarded and "unbacked" in marks:
             opts.append("unbacked")
         assert set(opts) <= set(MARKS)
         return st.sampled_from(opts)
@@ -36,18 +38,19 @@ def symbol_marks(symbols, *, guarded=frozenset(), allow_unbacked: bool | None = 
 
 
 def dynamic_markings(shape, *, guarded=frozenset(), allow_unbacked: bool | None = None,
-                     by_symbol: dict | None = None) -> st.SearchStrategy:
+                     by_symbol: dict | None = None, marks=MARKS) -> st.SearchStrategy:
     """One mark per dim of `shape` (ints or size symbols). Shrinks towards
     "static". Literal dims are only ever static or maybe_dynamic: a literal
     size never varies, and broadcasting, expand or a bounded slice pins it, so
     asserting dynamism would only buy a ConstraintViolation. Symbol dims take
     their mark from `by_symbol` when given, else draw one (see symbol_marks)."""
     syms = sorted({d for d in shape if isinstance(d, str)} - set(by_symbol or {}))
-    own = symbol_marks(syms, guarded=guarded, allow_unbacked=allow_unbacked)
+    own = symbol_marks(syms, guarded=guarded, allow_unbacked=allow_unbacked, marks=marks)
+    literal = [m for m in ("static", "maybe_dynamic") if m in marks]
 
     def per_dim(sym_marks):
-        marks = {**sym_marks, **(by_symbol or {})}
-        return st.tuples(*(st.just(marks[d]) if isinstance(d, str) else st.sampled_from(["static", "maybe_dynamic"])
+        by = {**sym_marks, **(by_symbol or {})}
+        return st.tuples(*(st.just(by[d]) if isinstance(d, str) else st.sampled_from(literal)
                            for d in shape)).map(list)
 
     return own.flatmap(per_dim)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fuzz.program import dtypes as D
-from fuzz.program.ir import OpCall, Program, RunSettings, TensorInput
-from fuzz.program.layouts import view_shape
+from fuzz.program.ir import MARKS, OpCall, Program, RunSettings, TensorInput
+from fuzz.program.layouts import LAYOUTS, view_shape
 from fuzz.program.opdb import OPS
 from fuzz.program.opspec import FAMILIES
 from fuzz.program.ir import MAX_RANK
@@ -14,7 +14,7 @@ from fuzz.program.typecheck import input_info, over_limits
 
 from ._validate import check_range
 from .markings import dynamic_markings, mark_styles, symbol_marks
-from .settings import compile_options, dynamo_settings, modes as mode_draws
+from .settings import DYNAMO, compile_options, dynamo_settings, modes as mode_draws
 from .shapes import input_like, size_schedules, tensor_inputs
 
 CALL_CHOICES = (3, 4, 5)
@@ -48,7 +48,9 @@ class GenerationBug(AssertionError):
 def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1, max_ops: int = 6,
              max_inputs: int = 3, max_rank: int = 5, families=FAMILIES, dtypes=D.ALL,
              modes=(None,), dynamic_flags=(None, True, False), max_symbols: int = 3,
-             ops=None, options_menu: dict | None = None, backward_every: int = 4) -> st.SearchStrategy:
+             ops=None, options_menu: dict | None = None, backward_every: int | None = 4,
+             layouts=LAYOUTS, marks=MARKS, dynamo_flags=tuple(DYNAMO), aliasing: bool = True,
+             fullgraph_draws=(False, False, True)) -> st.SearchStrategy:
     """Programs valid for every call of their size schedule.
 
     `modes` and `options_menu` (see strategies/settings.py) sample
@@ -59,10 +61,13 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
     (pointwise, binary, pads, views, reductions, cat, in-place), and
     each op reading the most recent value."""
     check_range("min_ops", min_ops, "max_ops", max_ops)
-    check_range("backward_every", 1, "backward_every", backward_every, floor=1)
-    # gradients too in one draw of backward_every (BACKWARD_EVERY prices it by device);
-    # never first, so a program shrinks to forward only
-    backward_draws = (False,) * (backward_every - 1) + (True,)
+    if backward_every is None:
+        backward_draws = (False,)
+    else:
+        check_range("backward_every", 1, "backward_every", backward_every, floor=1)
+        # gradients too in one draw of backward_every (BACKWARD_EVERY prices it by device);
+        # never first, so a program shrinks to forward only
+        backward_draws = (False,) * (backward_every - 1) + (True,)
     check_range("max_inputs", 1, "max_inputs", max_inputs, floor=1)
     check_range("max_symbols", 1, "max_symbols", max_symbols, floor=1)
     check_range("max_rank", 0, "max_rank", max_rank)
@@ -95,13 +100,14 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
         drawn = d(size_schedules(calls=max(CALL_CHOICES), symbols=max_symbols))
         sizes = {k: v[:calls] for k, v in drawn.items()}
         n_inputs = d(st.integers(1, max_inputs))
-        inputs = [d(tensor_inputs(sizes, name=f"x{i}", dtypes=dtypes, max_rank=max_rank)) for i in range(n_inputs)]
+        inputs = [d(tensor_inputs(sizes, name=f"x{i}", dtypes=dtypes, max_rank=max_rank, layouts=layouts))
+                  for i in range(n_inputs)]
         # A backward case: drawn before the ops, which it limits to differentiable ones that write no input.
         backward = d(st.sampled_from(backward_draws))
-        alias = d(aliases(inputs, sizes, calls, name=f"x{n_inputs}"))
+        alias = d(aliases(inputs, sizes, calls, name=f"x{n_inputs}")) if aliasing else None
         if alias is not None:
             inputs.append(alias)
-        draft = _Draft(sizes, inputs)
+        draft = _Draft(sizes, inputs, layouts, dtypes)
         calls_, used = [], set()
         while len(calls_) < max_ops:
             # One span per op, its continue-coin included: the shrinker deletes an op whole.
@@ -129,15 +135,15 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
             calls_.append(call)
         order, guarded = draft.inputs_names + draft.values, draft.guarded
         outputs = [c.out for c in calls_ if c.out not in used] or [order[-1]]
-        by_symbol = d(symbol_marks(sorted(sizes), guarded=frozenset(guarded)))
+        by_symbol = d(symbol_marks(sorted(sizes), guarded=frozenset(guarded), marks=marks))
         for x in inputs:
-            x.marks = d(dynamic_markings(x.shape, by_symbol=by_symbol))
+            x.marks = d(dynamic_markings(x.shape, by_symbol=by_symbol, marks=marks))
         data_dependent = any(OPS[c.op].family == "data" for c in calls_)
         settings = RunSettings(backend=backend, device=device, dynamic=d(st.sampled_from(dynamic_flags)),
                                mode=d(mode_draws(modes)),
                                options=d(compile_options(options_menu)) if takes_inductor_options(backend) else {},
-                               fullgraph=d(st.sampled_from((False, False, True))), backward=backward,
-                               dynamo=d(dynamo_settings(data_dependent=data_dependent)))
+                               fullgraph=d(st.sampled_from(fullgraph_draws)), backward=backward,
+                               dynamo=d(dynamo_settings(data_dependent=data_dependent, flags=dynamo_flags)))
         for x in inputs:
             x.mark_negative, x.mark_range = d(mark_styles(x, sizes))
         # Used symbols are renamed s0, s1, ... in order of first use, so a
@@ -189,8 +195,8 @@ class _Draft:
     """A program being drawn: its sizes, inputs and values so far. Ops may add
     inputs (a fresh operand that fits, see OpSpec.operand) and size symbols."""
 
-    def __init__(self, sizes: dict, inputs: list):
-        self.sizes, self.inputs = sizes, inputs
+    def __init__(self, sizes: dict, inputs: list, layouts=LAYOUTS, dtypes=D.ALL):
+        self.sizes, self.inputs, self.layouts, self.dtypes = sizes, inputs, layouts, dtypes
         proto = Program(sizes=sizes, inputs=inputs, ops=[], outputs=[])
         self.env = {}
         for x in inputs:
@@ -203,7 +209,7 @@ class _Draft:
         """A new input of `shape` (Dims, each a literal or a size symbol)."""
         dims = [dim.const if dim.is_literal else dim.base for dim in shape]
         name = f"x{len(self.inputs)}"
-        x = d(input_like(name, dims, dtype))
+        x = d(input_like(name, dims, dtype, layouts=self.layouts))
         self.inputs.append(x)
         self.env[name] = input_info(Program(sizes=self.sizes, inputs=self.inputs, ops=[], outputs=[]), x)
         self.inputs_names.append(name)
@@ -247,10 +253,11 @@ def _op_or_stop(d, draft, menu, out, must, backward=False):
 _FRESH_BOOL = (False, False, False, True)
 
 
-def _fresh_dtype(d, spec, args) -> str:
-    """The dtype of a fresh operand: the first operand's, or bool for an op that promotes it."""
+def _fresh_dtype(d, spec, args, dtypes=D.ALL) -> str:
+    """The dtype of a fresh operand: the first operand's, or bool for an op that
+    promotes it (where `dtypes`, the program's menu, has bool)."""
     dt = args[0].dtype
-    if spec.family == "binary" and spec.arity == 2 and dt != "bool" and "bool" in spec.dtypes \
+    if spec.family == "binary" and spec.arity == 2 and dt != "bool" and "bool" in spec.dtypes and "bool" in dtypes \
             and d(st.sampled_from(_FRESH_BOOL)):
         return "bool"
     return dt
@@ -283,7 +290,7 @@ def _draw_op(d, draft, menu, out, backward=False):
         want_fresh = d(st.sampled_from(_FRESH))
         name = None if (want_fresh and fresh) else _draw_ref(d, draft, ok=lambda n: spec.fits(args, env[n]))
         if name is None:
-            name = draft.add_input(d, spec.operand(args), _fresh_dtype(d, spec, args))
+            name = draft.add_input(d, spec.operand(args), _fresh_dtype(d, spec, args, draft.dtypes))
         names.append(name)
         args.append(env[name])
     params = d(spec.params(args))

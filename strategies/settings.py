@@ -55,11 +55,13 @@ DYNAMO = {
 _CAPTURE = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops")
 
 
-def dynamo_settings(*, data_dependent: bool = False) -> st.SearchStrategy:
+def dynamo_settings(*, data_dependent: bool = False, flags=tuple(DYNAMO)) -> st.SearchStrategy:
     """torch._dynamo.config overrides drawn from DYNAMO, each flag off (its
     default) first, so they shrink towards {}. With data_dependent, the
-    capture flags are drawn on half the time."""
+    capture flags are drawn on half the time. Flags not in `flags` stay off."""
     def pick(flag, value):
+        if flag not in flags:
+            return st.just(None)
         coin = (False, True) if data_dependent and flag in _CAPTURE else (False, False, False, True)
         return st.sampled_from(coin).map(lambda on: (flag, value) if on else None)
 

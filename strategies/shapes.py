@@ -54,7 +54,8 @@ def shapes(sizes: dict, *, min_rank: int = 0, max_rank: int = 5, max_numel: int 
     return draw()
 
 
-def tensor_inputs(sizes: dict, *, name: str = "x0", dtypes=D.ALL, min_rank: int = 0, max_rank: int = 5) -> st.SearchStrategy:
+def tensor_inputs(sizes: dict, *, name: str = "x0", dtypes=D.ALL, min_rank: int = 0, max_rank: int = 5,
+                  layouts=LAYOUTS) -> st.SearchStrategy:
     """A TensorInput (no markings yet). Shrinks towards float32, contiguous,
     rank 1, unit scale."""
     dts = [d for d in DTYPE_CHOICES if d in dtypes]
@@ -65,22 +66,22 @@ def tensor_inputs(sizes: dict, *, name: str = "x0", dtypes=D.ALL, min_rank: int 
     @st.composite
     def draw(draw_):
         shape = draw_(shapes(sizes, min_rank=min_rank, max_rank=max_rank))
-        return draw_(input_like(name, shape, draw_(st.sampled_from(dts))))
+        return draw_(input_like(name, shape, draw_(st.sampled_from(dts)), layouts=layouts))
 
     return draw()
 
 
-def layouts(shape: list) -> st.SearchStrategy:
+def layouts(shape: list, allowed=LAYOUTS) -> st.SearchStrategy:
     """The layout fields of an input of this shape ({"layout": ...} and the
-    fields that layout reads). Shrinks towards contiguous, then the layouts in
-    LAYOUTS order."""
+    fields that layout reads), one of `allowed` (which must hold contiguous).
+    Shrinks towards contiguous, then the layouts in LAYOUTS order."""
     rank = len(shape)
     fits = {"contiguous": True, "transposed": rank >= 2, "offset": True, "expanded": rank >= 1,
             "channels_last": rank in (4, 5), "permuted": rank >= 2, "strided": rank >= 1, "overlapping": rank >= 1}
 
     @st.composite
     def draw(draw_):
-        layout = draw_(st.sampled_from([name for name in LAYOUTS if fits[name]]))
+        layout = draw_(st.sampled_from([name for name in LAYOUTS if fits[name] and name in allowed]))
         f = {"layout": layout}
         if layout in ("expanded", "strided"):
             f["layout_dim"] = draw_(st.integers(0, rank - 1))
@@ -95,13 +96,18 @@ def layouts(shape: list) -> st.SearchStrategy:
     return draw()
 
 
-def input_like(name: str, shape: list, dtype: str) -> st.SearchStrategy:
-    """A TensorInput of a given shape and dtype; its layout and scale drawn."""
+def input_like(name: str, shape: list, dtype: str, layouts=LAYOUTS) -> st.SearchStrategy:
+    """A TensorInput of a given shape and dtype; its layout (one of `layouts`) and scale drawn."""
+    allowed = layouts
+
     @st.composite
     def draw(draw_):
-        return TensorInput(name=name, shape=list(shape), dtype=dtype, **draw_(layouts(shape)),
+        return TensorInput(name=name, shape=list(shape), dtype=dtype, **draw_(_layouts(shape, allowed)),
                            scale=draw_(st.sampled_from(SCALES)))
     return draw()
+
+
+_layouts = layouts  # input_like's parameter of the same name hides it
 
 
 def numel(shape, sizes, call: int) -> int:

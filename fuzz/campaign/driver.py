@@ -40,6 +40,7 @@ class CampaignConfig:
     max_ops: int = 6
     families: tuple | None = None  # op families to draw (None: all)
     ops: tuple | None = None  # ops to draw (None: all)
+    swarm: bool = False  # each batch draws from a random part of the menu (strategies/swarm.py)
     modes: tuple | None = None  # torch.compile modes to sample (None: by device)
     options_menu: str = "auto"  # Inductor flags to sample: auto (by device), cuda, cpu, none
     sanitize: bool = True  # re-run memory-error findings under compute-sanitizer (CUDA, when installed)
@@ -62,6 +63,8 @@ class CampaignConfig:
                  "modes": list(self.resolved_modes()), "options": self.resolved_options()}
         # a narrowed menu draws other programs; named only when set, so older state dirs still resume
         ident.update({k: list(v) for k, v in (("families", self.families), ("ops", self.ops)) if v})
+        if self.swarm:
+            ident["swarm"] = True
         return ident
 
     def kind(self):

@@ -52,7 +52,9 @@ def generate(strategy, *, seed_: int = 0, count: int | None = None, skip: int = 
     wanting a few programs asks for smaller batches rather than draw 100.
     With `processes` > 0 and `recipe` (a picklable function that returns
     the strategy), batches are drawn in that many processes, several ahead:
-    the same stream, since each batch has its own seed."""
+    the same stream, since each batch has its own seed. A `strategy` with
+    an `at(seed_, batch)` method gives each batch its own strategy (swarm
+    draws)."""
     start = start or Checkpoint()
     seen: set[str] = set(start.seen)
     produced, batch = start.produced, start.batch
@@ -268,6 +270,8 @@ def no_local_constants():
 
 
 def _batch(strategy, seed_: int, batch: int, size: int = BATCH) -> list[Program]:
+    if hasattr(strategy, "at"):  # a strategy per batch (strategies/swarm.py)
+        strategy = strategy.at(seed_, batch)
     out: list[Program] = []
 
     @seed(seed_ * 1_000_003 + batch)

@@ -28,6 +28,9 @@ def add_parser(subparsers):
                    help="draw ops of these families only, e.g. matrix nn (default: all; `shapefuzz ops` lists them)")
     r.add_argument("--ops", nargs="+", default=None, metavar="OP",
                    help="draw these ops only, e.g. mm addmm (default: all; `shapefuzz ops` lists them)")
+    r.add_argument("--swarm", action="store_true",
+                   help="swarm draws: each batch of 100 programs draws from a random part of the menu (op families, "
+                   "dtypes, layouts, marks, settings), so rare combinations are common in some batches (docs/generator.md)")
     r.add_argument("--modes", nargs="+", default=None, type=_mode,
                    help="torch.compile modes to sample, e.g. default max-autotune reduce-overhead "
                    "(default: all four on CUDA, default on CPU)")
@@ -97,7 +100,7 @@ def cmd(args) -> int:
     cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, max_cases=args.max_cases,
                          time_limit=args.time, max_findings=args.max_findings, max_ops=args.max_ops,
                          families=tuple(args.families) if args.families else None,
-                         ops=tuple(args.ops) if args.ops else None,
+                         ops=tuple(args.ops) if args.ops else None, swarm=args.swarm,
                          modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
                          state_dir=args.state or _default_state_dir(args), corpus_dir=args.corpus,
                          workers=sizing.workers if sizing else args.workers, devices=devices,
@@ -212,14 +215,16 @@ def _ray_line(args) -> str:
 
 
 def _bad_menu(args) -> str | None:
-    """--families / --ops: known names, and only for torch.compile programs."""
-    if not (args.families or args.ops):
+    """--families / --ops / --swarm: known names, and only for torch.compile programs."""
+    if not (args.families or args.ops or args.swarm):
         return None
     from fuzz.judge.backends import backend
     from fuzz.program.opdb import OPS
     from fuzz.program.opspec import FAMILIES
 
-    flag = "--families" if args.families else "--ops"
+    flag = "--families" if args.families else "--ops" if args.ops else "--swarm"
+    if args.swarm and args.ops:
+        return "--swarm and --ops: --ops names the menu itself; give --swarm alone, or with --families"
     if backend(args.backend).kind != "compiled":
         return f"{flag} applies to torch.compile backends (the {args.backend} backend draws its own step programs)"
     bad = sorted(set(args.families or ()) - set(FAMILIES))

@@ -94,10 +94,15 @@ class CompiledKind(ProgramKind):
         from fuzz.devices import device_type
         from fuzz.program.opspec import FAMILIES
 
-        return programs(backend=cfg.backend, device=cfg.device, max_ops=cfg.max_ops,
-                        modes=cfg.resolved_modes(), options_menu=cfg.resolved_options(),
-                        families=cfg.families or FAMILIES, ops=cfg.ops,
-                        backward_every=BACKWARD_EVERY.get(device_type(cfg.device), 4))
+        kw = dict(backend=cfg.backend, device=cfg.device, max_ops=cfg.max_ops,
+                  modes=cfg.resolved_modes(), options_menu=cfg.resolved_options(),
+                  families=cfg.families or FAMILIES, ops=cfg.ops,
+                  backward_every=BACKWARD_EVERY.get(device_type(cfg.device), 4))
+        if getattr(cfg, "swarm", False):
+            from strategies.swarm import SwarmPrograms
+
+            return SwarmPrograms(**kw)
+        return programs(**kw)
 
 
 

@@ -117,3 +117,9 @@ def test_real_bug_entry_replays_still_failing_and_reports_in_the_xla_layout(tmp_
 def test_run_refuses_xla_without_torch_xla_or_with_a_device():
     r = shapefuzz("run", "--backend", "xla", "--device", "cuda", "--max-cases", "1")
     assert r.returncode == 2 and "PJRT_DEVICE" in r.stderr
+
+
+def test_run_refuses_swarm_draws_of_step_programs(tmp_path):
+    r = shapefuzz("run", "--backend", "xla", "--swarm", "--max-cases", "1", "--state", str(tmp_path / "st"))
+    assert r.returncode == 2 and "--swarm applies to torch.compile backends" in r.stderr, r.stderr
+    assert not (tmp_path / "st").exists()
