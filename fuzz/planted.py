@@ -309,6 +309,20 @@ wrong_on_item_argument.__doc__ = ("Wrong output element for graphs where a value
                                   "generator could not write); with capture_scalar_outputs, or fullgraph=True.")
 
 
+def _as_strided_of_computed(gm) -> bool:
+    """An as_strided of a value the graph computed (a contiguous() copy, an op's result), not of an input:
+    the generator drew as_strided on program inputs only before."""
+    for name, n in _calls(gm):
+        if name == "as_strided" and n.args and getattr(n.args[0], "op", "placeholder") != "placeholder":
+            return True
+    return False
+
+
+wrong_on_computed_as_strided = _when_graph_has({"as_strided"}, also=_as_strided_of_computed)
+wrong_on_computed_as_strided.__doc__ = ("Wrong output element for graphs with an as_strided of a computed value "
+                                        "(issue 27: programs the generator could not write).")
+
+
 def wrong_strides(gm, example_inputs):
     """Right values, wrong layout: an output whose last two dims are both
     longer than 1 comes back with them swapped in memory."""
@@ -389,4 +403,4 @@ PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_od
            "wrong_with_data_dependent", "wrong_strides", "breaks_on_alias", "widens_narrow_ints", "wrong_gradients",
            "wrong_on_sized_or_5d_interpolate", "wrong_on_bool_operand",
            "wrong_on_int_matmul", "wrong_on_resizing_view", "wrong_on_literal_shape",
-           "wrong_on_unbacked_broadcast", "wrong_on_item_argument")
+           "wrong_on_unbacked_broadcast", "wrong_on_item_argument", "wrong_on_computed_as_strided")

@@ -132,6 +132,17 @@ def _cropping_pad_into_matrix(p) -> bool:
     return False
 
 
+def _computed(p) -> bool:
+    return bool(p.ops)
+
+
+def _as_strided_of_computed(p) -> bool:
+    """as_strided_free of an op's result (of an input, it strides the input's contiguous copy: counted too,
+    as the plant counts it, but the row asks for computed values)."""
+    inputs = {x.name for x in p.inputs}
+    return any(o.op == "as_strided_free" and o.args[0] not in inputs for o in p.ops)
+
+
 def _any_all_of_uint8(p) -> bool:
     info = _infos(p)
     return any(o.op in ("any", "all") and info[o.args[0]].dtype == "uint8" for o in p.ops)
@@ -202,6 +213,9 @@ REACH = {
         _float_value, lambda p: any(o.op == "view_dtype" and o.params.get("back") for o in p.ops)),
     "a cropping pad (two dims) of a computed value feeding a matrix op": (_has_matrix, _cropping_pad_into_matrix),
     "arithmetic on any/all of uint8 (uint8, not bool)": (_any_all_of_uint8, _uint8_arithmetic_after_any_all),
+    "as_strided (free sizes, strides, offset) of an op's result": (_computed, _as_strided_of_computed),
+    "as_strided past the storage on purpose": (
+        _computed, lambda p: any(o.op == "as_strided_free" and o.params.get("way") == "oob" for o in p.ops)),
     "a reshape to a literal shape (reshape_lit)": (
         _literal_shape_fits, lambda p: any(o.op == "reshape_lit" for o in p.ops)),
     "an unbacked size broadcast against another size": (_data_dependent_size, _unbacked_broadcast),

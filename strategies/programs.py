@@ -27,7 +27,54 @@ FAMILY_WEIGHTS = {"matrix": 3, "nn": 2, "index": 2, "resample": 2}
 # Ops drawn more often than one share of their family (issue 27: at least 1% of
 # the programs they apply to, measured by scripts/reach.py): each is one of many
 # in a large family, and applies to most values.
-OP_WEIGHTS = {"view_dtype": 7, "reshape_lit": 4, "squeeze_dynamic": 2, "mask_keep": 4}
+OP_WEIGHTS = {"view_dtype": 7, "reshape_lit": 4, "squeeze_dynamic": 2, "mask_keep": 4, "as_strided_free": 3}
+
+
+def _exact_unbacked(draft, name, a) -> bool:
+    return any(d.is_exact_unbacked for d in a.shape)
+
+
+def _cropped_twice(draft, name, a) -> bool:
+    call = draft.made.get(name)
+    if call is None or call.op != "pad" or call.args[0] in draft.inputs_names:
+        return False
+    ws = call.params.get("pad", [])
+    return sum(1 for i in range(0, len(ws), 2) if any(isinstance(w, int) and w < 0 for w in ws[i:i + 2])) >= 2
+
+
+def _uint8_any_all(draft, name, a) -> bool:
+    call = draft.made.get(name)
+    return call is not None and call.op in ("any", "all") and draft.env[call.args[0]].dtype == "uint8"
+
+
+# Families drawn more often where the first operand was made a certain way: the conjunctions issue 27 asks
+# for (an unbacked size met by another; a cropping pad feeding a matrix op; arithmetic on any/all of uint8)
+# were each under 1% of the programs they apply to with FAMILY_WEIGHTS alone (scripts/reach.py). The first
+# entry that holds gives that draw's weights.
+AFFINITY = (
+    (_exact_unbacked, {**FAMILY_WEIGHTS, "binary": 6, "inplace": 3}),
+    (_cropped_twice, {**FAMILY_WEIGHTS, "matrix": 8}),
+    (_uint8_any_all, {**FAMILY_WEIGHTS, "pointwise": 4, "binary": 4}),
+    (lambda draft, name, a: a.dtype == "uint8", {**FAMILY_WEIGHTS, "reduction": 3}),  # then OP_AFFINITY
+)
+
+
+def _family_weights(draft, name, a) -> dict:
+    return next((w for holds, w in AFFINITY if holds(draft, name, a)), FAMILY_WEIGHTS)
+
+
+# Ops drawn more often (within their family) for an operand of a given dtype: any/all of uint8 return uint8,
+# and arithmetic on them was never drawn (issue 27) when any/all met a uint8 value in 1 program of 3000.
+OP_AFFINITY = {"uint8": {"any": 6, "all": 6}}
+
+
+def _op_choices(specs, a) -> list:
+    extra = OP_AFFINITY.get(a.dtype)
+    if not extra:
+        return specs
+    return [o for o in dict.fromkeys(specs) for _ in range(specs.count(o) * extra.get(o.name, 1))]
+
+
 # Whether a second or third operand is a fresh input when a value would fit too.
 _FRESH = (False, False, True)
 
@@ -132,6 +179,7 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
             draft.env[call.out] = result
             used.update(call.args)
             draft.values.append(call.out)
+            draft.made[call.out] = call
             calls_.append(call)
         order, guarded = draft.inputs_names + draft.values, draft.guarded
         outputs = [c.out for c in calls_ if c.out not in used] or [order[-1]]
@@ -203,6 +251,7 @@ class _Draft:
             self.env[x.name] = input_info(proto, x, self.env)
         self.inputs_names = [x.name for x in inputs]
         self.values: list = []  # op results, in order
+        self.made: dict = {}  # op result -> the OpCall that made it
         self.guarded: set = set()
 
     def add_input(self, d, shape, dtype: str) -> str:
@@ -281,8 +330,9 @@ def _draw_op(d, draft, menu, out, backward=False):
     if a_name is None:
         return None
     a, usable = env[a_name], usable_for(a_name)
-    fam = _draw_usable(d, [f for f in menu for _ in range(FAMILY_WEIGHTS.get(f, 1))], lambda f: bool(usable[f]))
-    spec = _draw_usable(d, menu[fam], lambda o: o in usable[fam])
+    weights = _family_weights(draft, a_name, a)
+    fam = _draw_usable(d, [f for f in menu for _ in range(weights.get(f, 1))], lambda f: bool(usable[f]))
+    spec = _draw_usable(d, _op_choices(menu[fam], a), lambda o: o in usable[fam])
     names, args = [a_name], [a]
     while len(names) < spec.arity:
         fresh = spec.fresh_info(args)

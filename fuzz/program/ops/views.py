@@ -251,3 +251,122 @@ view_op("as_strided", lambda a: a.rank >= 1,
         doc="as_strided on a program input: its own sizes/strides permuted, one size maybe halved")
 
 
+
+
+# as_strided on any value (issue 27), of its contiguous copy, whose strides the generator knows: free sizes,
+# strides and offset. "window": sizes from the element count (dynamic where it is), every k-th element in rows
+# of m; "literal": literal sizes and strides (0 among them: overlapping) inside the smallest storage of the
+# schedule; "oob": past the storage on purpose, eager raises at every call (pytorch#195665: Inductor does not).
+_RESTRIDE_WAYS = ("window", "literal") * 7 + ("window", "oob")  # one draw in 16 past the storage
+_RESTRIDE_OFFSETS = (0, 1, 2, 3)
+_RESTRIDE_SIZES = (2, 1, 3, 4)
+_RESTRIDE_STRIDES = (1, 2, 0, 3, 4)
+
+
+def _restride_ok(a) -> bool:
+    """Values with known sizes and at least one element at every call."""
+    return not any(d.is_bound_only for d in a.shape) and _numel(a).min >= 1
+
+
+def _extent(sizes, strides, offset) -> int:
+    """The last storage element the view addresses, plus one (0 for an empty view)."""
+    if 0 in sizes:
+        return 0
+    return offset + sum((s - 1) * t for s, t in zip(sizes, strides)) + 1
+
+
+def _restride_params(a):
+    room = _numel(a).min  # elements of the smallest storage over the schedule
+
+    @st.composite
+    def draw(d):
+        way = d(st.sampled_from(_RESTRIDE_WAYS))
+        offset = d(st.sampled_from([o for o in _RESTRIDE_OFFSETS if o < room] if way != "oob" else
+                                   [o for o in _RESTRIDE_OFFSETS if o >= 1]))
+        if way == "window":
+            return {"way": way, "offset": offset, "k": d(st.sampled_from((1, 2, 3))),
+                    "m": d(st.sampled_from((None, 2, 3)))}
+        if way == "oob":
+            return {"way": way, "offset": offset}
+        rank = d(st.sampled_from((1, 2, 3)))
+        sizes = [d(st.sampled_from(_RESTRIDE_SIZES)) for _ in range(rank)]
+        strides = [d(st.sampled_from(_RESTRIDE_STRIDES)) for _ in range(rank)]
+        while _extent(sizes, strides, offset) > room:  # inside every call's storage: drop the largest reach
+            i = max(range(rank), key=lambda j: (sizes[j] - 1) * strides[j])
+            sizes[i] = 1
+        return {"way": way, "offset": offset, "sizes": sizes, "strides": strides}
+    return draw()
+
+
+def _small_ints(xs, top, n=(1, 3)) -> bool:
+    return isinstance(xs, list) and n[0] <= len(xs) <= n[1] and all(
+        isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= top for x in xs)
+
+
+def _restride_check(a, p):
+    way, offset = p.get("way"), p.get("offset")
+    if way not in ("window", "literal", "oob") or offset not in _RESTRIDE_OFFSETS:
+        return "as_strided_free needs way window, literal or oob and an offset of 0..3"
+    room = _numel(a).min
+    if way == "oob":
+        return None if offset >= 1 else "an oob as_strided_free needs an offset >= 1"
+    if offset >= room:
+        return f"as_strided_free offset {offset} is past a storage of {room} element(s)"
+    if way == "window":
+        return None if p.get("k") in (1, 2, 3) and p.get("m") in (None, 2, 3) else "a window needs k 1..3, m None/2/3"
+    sizes, strides = p.get("sizes"), p.get("strides")
+    if not (_small_ints(sizes, 4) and _small_ints(strides, 4) and len(sizes) == len(strides)):
+        return "a literal as_strided_free needs 1-3 sizes and as many strides, each 0..4"
+    if _extent(sizes, strides, offset) > room:
+        return f"as_strided_free reaches past a storage of {room} element(s)"
+    return None
+
+
+def _restride_shape(a, p):
+    n, o = _numel(a), p["offset"]
+    if p["way"] == "oob":
+        return [n]
+    if p["way"] == "literal":
+        return [Dim.literal(s, calls(a)) for s in p["sizes"]]
+    k, m = p["k"], p["m"]
+    step = k * (m or 1)
+    rows = n.mapped(f"-{o}//{step}", lambda v: (v - o) // step) if o or step > 1 else n
+    return [rows] if m is None else [rows, Dim.literal(m, calls(a))]
+
+
+def _restride_overlapping(a, p) -> bool:
+    if p["way"] != "literal":
+        return False  # a window's rows are k*m apart, its elements k; oob raises
+    seen = set()
+    import itertools
+
+    for idx in itertools.product(*(range(s) for s in p["sizes"])):
+        at = sum(i * t for i, t in zip(idx, p["strides"]))
+        if at in seen:
+            return True
+        seen.add(at)
+    return False
+
+
+def _restride_render(x, p, a):
+    o, base = p["offset"], f"{x}.contiguous()"
+    if p["way"] == "oob":
+        return f"{base}.as_strided(({x}.numel(),), (1,), {o})"
+    if p["way"] == "literal":
+        return f"{base}.as_strided({_tuple(p['sizes'])}, {_tuple(p['strides'])}, {o})"
+    k, m = p["k"], p["m"]
+    step = k * (m or 1)
+    rows = f"{x}.numel()" if not o else f"({x}.numel() - {o})"
+    rows = rows if step == 1 else f"{rows} // {step}"
+    sizes, strides = ((rows,), (k,)) if m is None else ((rows, m), (step, k))
+    return f"{base}.as_strided({_tuple(sizes)}, {_tuple(strides)}, {o})"
+
+
+def _tuple(items) -> str:
+    return "(" + ", ".join(str(i) for i in items) + ("," if len(items) == 1 else "") + ")"
+
+
+view_op("as_strided_free", _restride_ok, _restride_params, _restride_check, _restride_shape, _restride_render,
+        overlapping=lambda a, p: a.overlapping or _restride_overlapping(a, p), api="Tensor.as_strided",
+        doc="as_strided on any value's contiguous copy: free sizes, strides and offset inside its storage at "
+            "every call, or past it on purpose (eager raises)")
