@@ -323,6 +323,33 @@ wrong_on_computed_as_strided.__doc__ = ("Wrong output element for graphs with an
                                         "(issue 27: programs the generator could not write).")
 
 
+_CUMULATIVE = {"cumsum", "cumprod"}
+
+
+def _unbacked_input(gm) -> bool:
+    """A graph input with a dim marked unbacked (mark_unbacked: an unbacked symbol from the start)."""
+    for n in gm.graph.nodes:
+        value = n.meta.get("example_value") if n.op == "placeholder" else None
+        if isinstance(value, torch.Tensor) and any(_unbacked(size) for size in value.shape):
+            return True
+    return False
+
+
+def wrong_on_rare_triple(gm, example_inputs):
+    """Wrong output element where three features meet, each common alone: a dim marked unbacked, an input
+    that is not contiguous at run time, and a cumsum or cumprod in the graph (issue 27: a bug whose trigger
+    is a conjunction of three features; about one case in several hundred of a default campaign)."""
+    if not (_targets(gm) & _CUMULATIVE and _unbacked_input(gm)):
+        return gm.forward
+
+    def run(*args):
+        out = gm(*args)
+        if any(not t.is_contiguous() for t in _tensors(args)):
+            return _corrupt_first(out)
+        return out
+    return run
+
+
 def wrong_strides(gm, example_inputs):
     """Right values, wrong layout: an output whose last two dims are both
     longer than 1 comes back with them swapped in memory."""
@@ -403,4 +430,5 @@ PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_od
            "wrong_with_data_dependent", "wrong_strides", "breaks_on_alias", "widens_narrow_ints", "wrong_gradients",
            "wrong_on_sized_or_5d_interpolate", "wrong_on_bool_operand",
            "wrong_on_int_matmul", "wrong_on_resizing_view", "wrong_on_literal_shape",
-           "wrong_on_unbacked_broadcast", "wrong_on_item_argument", "wrong_on_computed_as_strided")
+           "wrong_on_unbacked_broadcast", "wrong_on_item_argument", "wrong_on_computed_as_strided",
+           "wrong_on_rare_triple")

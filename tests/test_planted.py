@@ -242,3 +242,20 @@ def test_an_as_strided_of_a_computed_value_is_caught_and_one_of_an_input_is_not(
     assert run_case(case([("as_strided", ["x0"], {"perm": [1, 0], "halve": None})])).outcome is Outcome.OK
     v = run_case(case([("as_strided_free", ["x0"], {"way": "oob", "offset": 1})]))
     assert v.outcome in (Outcome.EAGER_ERROR, Outcome.INVALID) and "out of bounds" in v.message, v
+
+
+def test_the_rare_triple_needs_all_three_of_its_features():
+    """An unbacked mark, a non-contiguous input and a cumsum/cumprod: caught together, not two of three."""
+    from fuzz.program.ir import TensorInput
+
+    def case(op="cumsum", mark="unbacked", layout="transposed"):
+        x = TensorInput(name="x0", shape=["s0", 3], dtype="float32", layout=layout, marks=[mark, "static"])
+        p = program([(op, ["x0"], {"dim": 0})] if op else [("relu", ["x0"], {})], inputs=[x],
+                    sizes={"s0": [3, 5, 7]})
+        return with_backend(p, "fuzz.planted:wrong_on_rare_triple")
+
+    assert run_case(case()).outcome is Outcome.DIVERGENCE
+    assert run_case(case(op="cumprod")).outcome is Outcome.DIVERGENCE
+    assert run_case(case(op=None)).outcome is Outcome.OK
+    assert run_case(case(mark="dynamic")).outcome is Outcome.OK
+    assert run_case(case(layout="contiguous")).outcome is Outcome.OK
