@@ -20,6 +20,7 @@ from fuzz.campaign.recorder import Recorder
 from fuzz.campaign.sizing import drawing_processes, usable_cpus
 from fuzz.campaign.state import CampaignState, StateError
 from fuzz.campaign.winddown import WindDown
+from fuzz.judge.coverage import ENV as ENV_COVERAGE
 
 
 # The per-case time limit `shapefuzz run` gives by device type (else 300 s). A hang
@@ -41,6 +42,7 @@ class CampaignConfig:
     families: tuple | None = None  # op families to draw (None: all)
     ops: tuple | None = None  # ops to draw (None: all)
     swarm: bool = False  # each batch draws from a random part of the menu (strategies/swarm.py)
+    coverage: bool = False  # workers report the compiler lines each case reaches (fuzz/judge/coverage.py)
     modes: tuple | None = None  # torch.compile modes to sample (None: by device)
     options_menu: str = "auto"  # Inductor flags to sample: auto (by device), cuda, cpu, none
     sanitize: bool = True  # re-run memory-error findings under compute-sanitizer (CUDA, when installed)
@@ -209,7 +211,8 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     elif cfg.workers > 0:
         pool = WorkerPool(workers=cfg.workers, devices=cfg.devices, workers_per_gpu=cfg.workers_per_gpu,
                           timeout=cfg.timeout, workdir=os.path.join(cfg.state_dir, "workers"), kind=kind,
-                          recycle_after=kind.recycle_after, env={**(kind.worker_env() or {}), **compiling},
+                          recycle_after=kind.recycle_after, env={**(kind.worker_env() or {}), **compiling,
+                                                                 **({ENV_COVERAGE: "1"} if cfg.coverage else {})},
                           similar=kind.similar_key, cache_limit=workers_share)
         pool.confirmed = rec.confirmed
         results = pool.run(cases())

@@ -32,6 +32,8 @@ def summary_table(s: dict):
                                                                                  key=lambda kv: -kv[1])))
     t.add_row("distinct bugs", f"{s.get('bugs', '-')}  (corpus entries, after merging)")
     t.add_row("raw signatures", f"{s['signatures']}  (as found, before shrinking)")
+    if s.get("compiler_lines"):
+        t.add_row("compiler lines", f"{s['compiler_lines']}  (reached in torch's compiler, --coverage)")
     f = s.get("followups") or {}
     if f:
         line = f"{f.get('pending', 0)} pending, {f.get('done', 0)} done, {f.get('skipped', 0)} skipped, " \

@@ -42,7 +42,8 @@ class Recorder:
             raise disk_full(f"case {i}: {v.summary()[:160]}")
         if v.is_finding:
             self._finding(i, v, p, info)
-        self.state.record_case(i, vd, info.get("wall"), sync=v.is_finding, node=info.get("node"))
+        new_lines = self.state.record_coverage(info["coverage"]) if "coverage" in info else None
+        self.state.record_case(i, vd, info.get("wall"), sync=v.is_finding, node=info.get("node"), new_lines=new_lines)
 
     def _finding(self, i, v, p, info) -> None:
         state, corpus, known = self.state, self.corpus, self.known

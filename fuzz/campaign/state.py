@@ -18,6 +18,8 @@ state_dir/
                   precede the next batch and this batch's program keys, so a
                   resumed campaign draws again from the batch of its first
                   unjudged case, not from the first batch
+  coverage.txt    --coverage: each compiler line any case reached, once
+                  ("_inductor/graph.py:123"; fuzz/judge/coverage.py)
 
 Findings are counted twice over: raw signatures (the provisional keys the
 campaign saw) and distinct bugs (the corpus entries those keys lead to once
@@ -159,6 +161,7 @@ class CampaignState:
     seconds_total: float = 0.0  # summed worker seconds
     compile_seconds: float = 0.0
     cache_hits: int = 0  # torch_xla cases that reused a cached executable
+    lines: set = field(default_factory=set)  # --coverage: compiler lines reached (coverage.txt)
     batches: int = 0  # generated batches recorded in batches.jsonl
     elapsed_before: float = 0.0  # wall time of earlier sessions
     wind_down_at: float | None = None  # time.time() when this session's cases stopped for the follow-ups (winddown.py)
@@ -233,6 +236,9 @@ class CampaignState:
             self.signatures.add(rec["key"])
             if not rec.get("known"):
                 self.new_signatures.add(rec["key"])
+        if os.path.exists(self.path("coverage.txt")):
+            with open(self.path("coverage.txt"), encoding="utf-8", errors="replace") as f:
+                self.lines = {line.rstrip("\n") for line in f if line.endswith("\n")}  # a torn last line: reached again
         snap = self._snapshot_file()
         self.corpus_dir = snap.get("corpus_dir")
         self.elapsed_before = _number(snap.get("elapsed"))
@@ -289,12 +295,23 @@ class CampaignState:
             self.new_signatures.add(key)
         return True
 
+    def record_coverage(self, lines: list) -> int:
+        """Add a case's compiler lines (fuzz/judge/coverage.py) to coverage.txt; how many no case had reached."""
+        new = sorted({x for x in lines if isinstance(x, str) and "\n" not in x} - self.lines)
+        if new:
+            with open(self.path("coverage.txt"), "a", encoding="utf-8") as f:
+                f.write("".join(x + "\n" for x in new))
+            self.lines.update(new)
+        return len(new)
+
     def record_case(self, i: int, verdict: dict, worker_seconds: float | None, sync: bool = False,
-                    node: str | None = None) -> None:
+                    node: str | None = None, new_lines: int | None = None) -> None:
         rec = {"i": i, "outcome": verdict["outcome"], "seconds": round(worker_seconds or verdict.get("seconds", 0), 4),
                "compile_seconds": round(verdict.get("compile_seconds", 0.0), 4),
                "recompiles": verdict.get("recompiles", 0),
                "at": round(time.time(), 2)}  # when it was recorded: rates over a window (scripts/case_rate.py)
+        if new_lines is not None:  # --coverage: compiler lines no earlier case reached
+            rec["new_lines"] = new_lines
         if node is not None:  # --ray: the node that judged it
             rec["node"] = node
             self.node_cases[node] += 1
@@ -318,6 +335,7 @@ class CampaignState:
                 "bugs": self.bugs(), "followups": dict(self.followups), "corpus_dir": self.corpus_dir,
                 "restarts": dict(self.restarts), "cache_hits": self.cache_hits,
                 **({"wind_down_at": self.wind_down_at} if self.wind_down_at else {}),
+                **({"compiler_lines": len(self.lines)} if self.lines else {}),
                 **({"nodes": self.nodes} if self.nodes else {}),
                 **({"node_cases": dict(self.node_cases)} if self.node_cases else {})}
 

@@ -76,6 +76,10 @@ def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: boo
     else:
         prepare, evaluate = kind.prepare_worker, kind.evaluate
     prepare()
+    from fuzz.judge import coverage
+
+    coverage.start_if_asked()  # after prepare: its imports and warm-up are no case's lines
+    coverage.take()
     share = int(env["SHAPEFUZZ_CACHE_SHARE"]) if env.get("SHAPEFUZZ_CACHE_SHARE") else None
     from fuzz.campaign.disk import cache_bytes
     conn.send(("ready", os.getpid()))
@@ -91,6 +95,9 @@ def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: boo
         verdict, error, extra = evaluate(program, rerun=rerun, check_strides=check_strides, confirmed=confirmed)
         if share is not None:  # measured here, not in the parent's event loop
             extra = dict(extra or {}, cache_bytes=cache_bytes(env))
+        lines = coverage.take()
+        if lines is not None:
+            extra = dict(extra or {}, coverage=lines)
         conn.send(("result", token, verdict, time.perf_counter() - start, error, extra))
         sys.stdout.flush()
         sys.stderr.flush()
@@ -509,6 +516,8 @@ class WorkerPool:
         if cause is None and share is not None and extra.get("cache_bytes", 0) > share:
             cause = "cache"
         more = {"program": extra["program"]} if extra.get("program") else {}
+        if isinstance(extra.get("coverage"), list):
+            more["coverage"] = extra["coverage"]
         self._complete(w, job, verdict, wall=wall, error=error, restart=cause, **more)
         if cause:
             self._replace(w, cause, graceful=cause == "recycle")

@@ -31,6 +31,9 @@ def add_parser(subparsers):
     r.add_argument("--swarm", action="store_true",
                    help="swarm draws: each batch of 100 programs draws from a random part of the menu (op families, "
                    "dtypes, layouts, marks, settings), so rare combinations are common in some batches (docs/generator.md)")
+    r.add_argument("--coverage", action="store_true",
+                   help="measure which lines of torch's compiler each case reaches (Python 3.12+; `stats` shows the "
+                   "total, cases.jsonl each case's new lines; docs/generator.md)")
     r.add_argument("--modes", nargs="+", default=None, type=_mode,
                    help="torch.compile modes to sample, e.g. default max-autotune reduce-overhead "
                    "(default: all four on CUDA, default on CPU)")
@@ -100,7 +103,7 @@ def cmd(args) -> int:
     cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, max_cases=args.max_cases,
                          time_limit=args.time, max_findings=args.max_findings, max_ops=args.max_ops,
                          families=tuple(args.families) if args.families else None,
-                         ops=tuple(args.ops) if args.ops else None, swarm=args.swarm,
+                         ops=tuple(args.ops) if args.ops else None, swarm=args.swarm, coverage=args.coverage,
                          modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
                          state_dir=args.state or _default_state_dir(args), corpus_dir=args.corpus,
                          workers=sizing.workers if sizing else args.workers, devices=devices,
@@ -189,7 +192,7 @@ def _bad_options(args) -> str | None:
     if not is_cuda(args.device) and (args.gpus is not None or args.workers_per_gpu is not None):
         return (f"--{'gpus' if args.gpus is not None else 'workers-per-gpu'} applies to --device cuda only "
                 "(on CPU, --workers N sets the workers)")
-    why = _bad_menu(args)
+    why = _bad_menu(args) or _bad_coverage(args)
     return why or (missing_device(args.device) if args.ray is None else None)  # --ray: the nodes' GPUs
 
 
@@ -212,6 +215,19 @@ def _ray_line(args) -> str:
         f"{args.workers_per_gpu} per GPU of each node" if args.workers_per_gpu else
         "per node: one per Ray CPU" + (" shared over its GPUs" if is_cuda(args.device) else ""))
     return f"ray={args.ray} (workers {per_node}; driver: generation, state and corpus here)"
+
+
+def _bad_coverage(args) -> str | None:
+    """--coverage: a Python that can measure, and sandboxed workers of this machine that report it."""
+    if not args.coverage:
+        return None
+    from fuzz.judge.coverage import available
+
+    if (why := available()):
+        return why
+    if args.workers == 0 or args.ray is not None:
+        return "--coverage is measured in this machine's workers: not with --workers 0 or --ray"
+    return None
 
 
 def _bad_menu(args) -> str | None:
