@@ -338,7 +338,8 @@ def _unbacked_input(gm) -> bool:
 def wrong_on_rare_triple(gm, example_inputs):
     """Wrong output element where three features meet, each common alone: a dim marked unbacked, an input
     that is not contiguous at run time, and a cumsum or cumprod in the graph (issue 27: a bug whose trigger
-    is a conjunction of three features; about one case in several hundred of a default campaign)."""
+    is a conjunction of three features; a default campaign first showed it at case 44 of seed 0, 80 of seed 2,
+    329 of seed 3, 930 of seed 4)."""
     if not (_targets(gm) & _CUMULATIVE and _unbacked_input(gm)):
         return gm.forward
 

@@ -8,13 +8,14 @@ out=${1:?usage: gpu_coverage.sh OUT [CASES] [SEED]}
 n=${2:-400}
 seed=${3:-31}
 PY=${PYTHON:-python3}
+mkdir -p "$out"
 "$PY" -m pytest -q -p no:cacheprovider tests/test_coverage.py > "$out/tests.txt" 2>&1; tail -3 "$out/tests.txt"
 for mode in plain coverage; do
   flag=(); [ $mode = coverage ] && flag=(--coverage)
   st=runs/cov-$mode; rm -rf "$st"; mkdir -p "$st/c"; cp corpus/known_issues.json "$st/c/"
   start=$(date +%s)
   "$PY" -m fuzz run --device cuda --max-cases "$n" --seed "$seed" --no-shrink --no-triage --state "$st" \
-      --corpus "$st/c" "${flag[@]}" > "$out/$mode.log" 2>&1
+      --corpus "$st/c" ${flag[@]+"${flag[@]}"} > "$out/$mode.log" 2>&1
   wall=$(( $(date +%s) - start ))
   "$PY" - "$st" "$mode" "$wall" <<'PYEOF' | tee -a "$out/overhead.txt"
 import json, sys

@@ -11,11 +11,12 @@ time=${4:-420s}
 drain=${5:-120}
 PY=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1
+mkdir -p "$out"
 case "$mode" in blind) flags=();; swarm) flags=(--swarm);; *) echo "MODE: blind or swarm" >&2; exit 2;; esac
 state=runs/modes-$mode-$seed
 mkdir -p "$state/corpus" && cp corpus/known_issues.json "$state/corpus/"
 "$PY" -m fuzz run --device cuda --time "$time" --seed "$seed" --state "$state" --corpus "$state/corpus" \
-    --no-wait "${flags[@]}" > "$out/$mode.log" 2>&1
+    --no-wait ${flags[@]+"${flags[@]}"} > "$out/$mode.log" 2>&1
 timeout -s INT "$drain" "$PY" -m fuzz followup "$state" >> "$out/$mode.log" 2>&1
 "$PY" -m fuzz stats "$state" --json > "$out/$mode.json" 2>&1
 "$PY" -m fuzz bugs "$state/corpus" > "$out/$mode-bugs.txt" 2>&1

@@ -230,7 +230,7 @@ def test_a_campaign_reruns_a_finding_only_until_its_signature_held(tmp_path, mon
     assert len(runs) == summary["cases"] + len(set(keys)), (len(runs), summary["cases"], len(keys), len(set(keys)))
 
 
-def test_an_as_strided_of_a_computed_value_is_caught_and_one_of_an_input_is_not():
+def test_an_as_strided_of_a_computed_value_is_caught_and_one_straight_on_an_input_is_not():
     def case(ops, sizes={"s0": [3, 5, 7]}):
         return with_backend(program(ops, shape=["s0", 4], sizes=sizes), "fuzz.planted:wrong_on_computed_as_strided")
 
@@ -238,10 +238,15 @@ def test_an_as_strided_of_a_computed_value_is_caught_and_one_of_an_input_is_not(
                    {"way": "literal", "offset": 2, "sizes": [2, 3], "strides": [0, 4]},
                    {"way": "window", "offset": 0, "k": 1, "m": None}):
         assert run_case(case([("as_strided_free", ["x0"], params)])).outcome is Outcome.DIVERGENCE, params
-    # as_strided straight on an input (drawn before issue 27); past the storage, eager raises first
+    # as_strided straight on an input (drawn before issue 27: no clone between); past the storage, eager raises
+    # first, also where the value is a view of a larger storage (an offset layout: the clone has numel elements)
     assert run_case(case([("as_strided", ["x0"], {"perm": [1, 0], "halve": None})])).outcome is Outcome.OK
     v = run_case(case([("as_strided_free", ["x0"], {"way": "oob", "offset": 1})]))
     assert v.outcome in (Outcome.EAGER_ERROR, Outcome.INVALID) and "out of bounds" in v.message, v
+    offset = case([("as_strided_free", ["x0"], {"way": "oob", "offset": 1})])
+    offset.inputs[0].layout, offset.inputs[0].offset = "offset", 3
+    v = run_case(offset)
+    assert v.outcome in (Outcome.EAGER_ERROR, Outcome.INVALID) and v.call == 0, v
 
 
 def test_the_rare_triple_needs_all_three_of_its_features():

@@ -130,16 +130,24 @@ def test_integer_matrix_products_are_typed_as_eager_and_kept_off_cuda():
 
 
 @pytest.mark.parametrize("name", ["view_dtype", "reshape_lit", "squeeze_dynamic", "mask_keep", "item_clamp",
-                                  "item_full", "item_pad"])
+                                  "item_full", "item_pad", "as_strided_free"])
 def test_issue_27_ops_run_in_eager_as_typed(name):
     """Issue 27's ops, drawn among ops that make strided, narrowed and 0-d values (and broadcast them): eager
     runs each program at every call, and each output has the shape and dtype the generator inferred at that
-    call; a size known only from below (item_pad's) is at least its bound."""
-    progs = draw_programs(60, seed=3, ops=[name, "add", "transpose", "narrow", "sum"], max_ops=4)
+    call; a size known only from below (item_pad's) is at least its bound. An as_strided_free past the storage
+    (on purpose) raises at every call, whatever storage its value's view has."""
+    # as_strided_free takes values with an element at every call: more programs for enough of it
+    progs = draw_programs(200 if name == "as_strided_free" else 60, seed=3,
+                          ops=[name, "add", "transpose", "narrow", "sum"], max_ops=4)
     drawn = [o.params for p in progs for o in p.ops if o.op == name]
     assert len(drawn) >= 5, len(drawn)
     for p in progs:
         info, prog = typecheck(p), load(p)
+        if any(o.op == "as_strided_free" and o.params["way"] == "oob" for o in p.ops):
+            for call in range(p.calls):
+                with pytest.raises(RuntimeError, match="out of bounds for storage"):
+                    prog.program(*prog.make_inputs(call))
+            continue
         for call in range(p.calls):
             out = prog.program(*prog.make_inputs(call))
             assert [str(t.dtype).removeprefix("torch.") for t in out] == [info[n].dtype for n in p.outputs]
@@ -154,6 +162,8 @@ def test_issue_27_ops_run_in_eager_as_typed(name):
             return any((dx.is_exact_unbacked or dy.is_exact_unbacked) and dx.key != dy.key
                        for dx, dy in zip(reversed(x), reversed(y)))
         assert any(o.op == "add" and meets_another(p, o) for p in progs for o in p.ops)
+    if name == "as_strided_free":  # both valid ways (past the storage: one draw in 16, and tests/test_planted.py)
+        assert {"window", "literal"} <= {d["way"] for d in drawn}, drawn
     if name == "view_dtype":  # every kind is drawn: the same size, smaller, larger, a float and back
         sizes = {(p.get("back", False), D.ITEMSIZE[p["to"]]) for p in drawn}
         assert {True, False} <= {back for back, _ in sizes} and len(sizes) >= 4, sizes

@@ -195,7 +195,7 @@ def _literal_lasts(a) -> list:
 
 
 def _reshape_lit_check(a, p):
-    if p.get("k") not in _literal_lasts(a) or p.get("via") not in ("reshape", "view"):
+    if type(p.get("k")) is not int or p.get("k") not in _literal_lasts(a) or p.get("via") not in ("reshape", "view"):
         return f"reshape_lit needs via reshape or view and a last size among {_literal_lasts(a)} dividing numel"
     return None
 
@@ -253,7 +253,9 @@ view_op("as_strided", lambda a: a.rank >= 1,
 
 
 
-# as_strided on any value (issue 27), of its contiguous copy, whose strides the generator knows: free sizes,
+# as_strided on any value (issue 27), of a contiguous copy of it (a clone: contiguous() of a slice would keep its
+# storage and offset, and as_strided's offset is counted from the storage's start), whose layout the generator
+# knows: numel elements from offset 0. Free sizes,
 # strides and offset. "window": sizes from the element count (dynamic where it is), every k-th element in rows
 # of m; "literal": literal sizes and strides (0 among them: overlapping) inside the smallest storage of the
 # schedule; "oob": past the storage on purpose, eager raises at every call (pytorch#195665: Inductor does not).
@@ -305,7 +307,7 @@ def _small_ints(xs, top, n=(1, 3)) -> bool:
 
 def _restride_check(a, p):
     way, offset = p.get("way"), p.get("offset")
-    if way not in ("window", "literal", "oob") or offset not in _RESTRIDE_OFFSETS:
+    if way not in ("window", "literal", "oob") or type(offset) is not int or offset not in _RESTRIDE_OFFSETS:
         return "as_strided_free needs way window, literal or oob and an offset of 0..3"
     room = _numel(a).min
     if way == "oob":
@@ -313,7 +315,9 @@ def _restride_check(a, p):
     if offset >= room:
         return f"as_strided_free offset {offset} is past a storage of {room} element(s)"
     if way == "window":
-        return None if p.get("k") in (1, 2, 3) and p.get("m") in (None, 2, 3) else "a window needs k 1..3, m None/2/3"
+        k, m = p.get("k"), p.get("m")
+        ok = type(k) is int and k in (1, 2, 3) and (m is None or type(m) is int and m in (2, 3))
+        return None if ok else "a window needs k 1..3, m None/2/3"
     sizes, strides = p.get("sizes"), p.get("strides")
     if not (_small_ints(sizes, 4) and _small_ints(strides, 4) and len(sizes) == len(strides)):
         return "a literal as_strided_free needs 1-3 sizes and as many strides, each 0..4"
@@ -349,7 +353,7 @@ def _restride_overlapping(a, p) -> bool:
 
 
 def _restride_render(x, p, a):
-    o, base = p["offset"], f"{x}.contiguous()"
+    o, base = p["offset"], f"{x}.clone(memory_format=torch.contiguous_format)"
     if p["way"] == "oob":
         return f"{base}.as_strided(({x}.numel(),), (1,), {o})"
     if p["way"] == "literal":
@@ -368,5 +372,5 @@ def _tuple(items) -> str:
 
 view_op("as_strided_free", _restride_ok, _restride_params, _restride_check, _restride_shape, _restride_render,
         overlapping=lambda a, p: a.overlapping or _restride_overlapping(a, p), api="Tensor.as_strided",
-        doc="as_strided on any value's contiguous copy: free sizes, strides and offset inside its storage at "
+        doc="as_strided on a contiguous clone of any value: free sizes, strides and offset inside its storage at "
             "every call, or past it on purpose (eager raises)")
