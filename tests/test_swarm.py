@@ -8,7 +8,7 @@ from fuzz.program.layouts import LAYOUTS
 from fuzz.program.opdb import OPS
 from fuzz.program.opspec import FAMILIES
 from strategies.settings import OPTIONS_CUDA
-from strategies.swarm import MIN_FAMILIES, SwarmPrograms, swarm_for
+from strategies.swarm import MIN_FAMILIES, PER_BATCH, SwarmPrograms, swarm_for
 
 
 def test_a_batch_swarm_depends_on_seed_and_batch_only():
@@ -46,25 +46,32 @@ def _programs_by_batch(seed, count, **kw):
     return strategy, progs, records
 
 
-def test_programs_stay_inside_their_batch_swarm():
+def _inside(p, s) -> bool:
+    drawn = [x for x in p.inputs if not x.alias]
+    return ({OPS[o.op].family for o in p.ops} <= set(s.families)
+            and {x.dtype for x in drawn[:1]} <= set(s.dtypes)  # the first input is drawn from the menu
+            and {x.layout for x in p.inputs} <= set(s.layouts)
+            and {m for x in p.inputs for m in x.marks} <= set(s.marks)
+            and p.settings.dynamic in s.dynamic_flags and set(p.settings.dynamo) <= set(s.dynamo_flags)
+            and (s.backward or not p.settings.backward) and (s.aliasing or not any(x.alias for x in p.inputs))
+            and (s.fullgraph or not p.settings.fullgraph))
+
+
+def test_programs_stay_inside_their_batch_swarms():
+    """Each program inside one of its batch's swarms; a batch's programs from several of them."""
     strategy, progs, records = _programs_by_batch(5, 120)
     assert len(progs) == 120
-    at = 0
-    checked = 0
+    at, checked = 0, 0
     for batch, produced, _keys in records:
-        s = strategy.swarm(5, batch)
+        swarms = strategy.swarms(5, batch)
+        assert len(set(swarms)) == PER_BATCH
+        homes = []
         for p in progs[at:produced]:
-            assert {OPS[o.op].family for o in p.ops} <= set(s.families)
-            drawn = [x for x in p.inputs if not x.alias]
-            assert {x.dtype for x in drawn[:1]} <= set(s.dtypes), "the first input is drawn from the menu"
-            assert {x.layout for x in p.inputs} <= set(s.layouts)
-            assert {m for x in p.inputs for m in x.marks} <= set(s.marks)
-            assert p.settings.dynamic in s.dynamic_flags
-            assert set(p.settings.dynamo) <= set(s.dynamo_flags)
-            assert s.backward or not p.settings.backward
-            assert s.aliasing or not any(x.alias for x in p.inputs)
-            assert s.fullgraph or not p.settings.fullgraph
+            fits = [k for k, s in enumerate(swarms) if _inside(p, s)]
+            assert fits, p.to_json()
+            homes.append(fits[0])
             checked += 1
+        assert len(set(homes)) >= 3, homes
         at = produced
     assert checked == 120
 
