@@ -119,13 +119,13 @@ def _has_matrix(p) -> bool:
 
 def _cropping_pad_into_matrix(p) -> bool:
     """A constant pad with a negative width on two dims or more, of a computed value, feeding a matrix op."""
+    from fuzz.program.ops.pads import cropped_dims
+
     inputs = {x.name for x in p.inputs}
     for o in p.ops:
         if o.op != "pad" or o.args[0] in inputs:
             continue
-        ws = o.params["pad"]
-        cropped = sum(1 for i in range(0, len(ws), 2) if any(isinstance(w, int) and w < 0 for w in ws[i:i + 2]))
-        if cropped >= 2:
+        if cropped_dims(o.params["pad"]) >= 2:
             after = _descendants(p, o.out)
             if any(m.op in _MATRIX_OPS and any(a in after for a in m.args) for m in p.ops):
                 return True

@@ -8,6 +8,7 @@ from fuzz.program import dtypes as D
 from fuzz.program.ir import MARKS, OpCall, Program, RunSettings, TensorInput
 from fuzz.program.layouts import LAYOUTS, view_shape
 from fuzz.program.opdb import OPS
+from fuzz.program.ops.pads import cropped_dims
 from fuzz.program.opspec import FAMILIES
 from fuzz.program.ir import MAX_RANK
 from fuzz.program.typecheck import input_info, over_limits
@@ -38,8 +39,7 @@ def _cropped_twice(draft, name, a) -> bool:
     call = draft.made.get(name)
     if call is None or call.op != "pad" or call.args[0] in draft.inputs_names:
         return False
-    ws = call.params.get("pad", [])
-    return sum(1 for i in range(0, len(ws), 2) if any(isinstance(w, int) and w < 0 for w in ws[i:i + 2])) >= 2
+    return cropped_dims(call.params.get("pad", [])) >= 2
 
 
 def _uint8_any_all(draft, name, a) -> bool:

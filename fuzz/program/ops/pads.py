@@ -19,6 +19,11 @@ _PAD_VALUES_INT = [0, 1, -3]
 _CROP = (False, True)  # False first: shrinks to the drawn widths
 
 
+def cropped_dims(widths: list) -> int:
+    """How many dims a pad's widths crop (a literal negative width on either side)."""
+    return sum(1 for i in range(0, len(widths), 2) if any(isinstance(w, int) and w < 0 for w in widths[i:i + 2]))
+
+
 def _pad_dims(a: ValueInfo, pairs: int):
     """Dims padded by `pairs` width pairs: the last `pairs` dims, innermost first."""
     return [a.rank - 1 - i for i in range(pairs)]

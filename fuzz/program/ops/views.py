@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import strategies as st
 
 from fuzz.program.opspec import (OpSpec, calls, check_width, index_expr, product_dim, render_width,
                                  slice_len, slice_text, width_syms, width_values, widths)
 from fuzz.program.ops.common import MAX_RANK, OPS
+from fuzz.program.ops.common_gen import shape_text
 from fuzz.program.ops.common import (_SLICE_BOUNDS,
                                      _dim_in, _view)
 from fuzz.program.symbolic import Dim, norm_dim
@@ -251,14 +254,12 @@ view_op("as_strided", lambda a: a.rank >= 1,
         doc="as_strided on a program input: its own sizes/strides permuted, one size maybe halved")
 
 
-
-
 # as_strided on any value (issue 27), of a contiguous copy of it (a clone: contiguous() of a slice would keep its
 # storage and offset, and as_strided's offset is counted from the storage's start), whose layout the generator
-# knows: numel elements from offset 0. Free sizes,
-# strides and offset. "window": sizes from the element count (dynamic where it is), every k-th element in rows
-# of m; "literal": literal sizes and strides (0 among them: overlapping) inside the smallest storage of the
-# schedule; "oob": past the storage on purpose, eager raises at every call (pytorch#195665: Inductor does not).
+# knows: numel elements from offset 0. Free sizes, strides and offset. "window": sizes from the element count
+# (dynamic where it is), every k-th element in rows of m; "literal": literal sizes and strides (0 among them:
+# overlapping) inside the smallest storage of the schedule; "oob": past the storage on purpose, eager raises at
+# every call (pytorch#195665: Inductor does not).
 _RESTRIDE_WAYS = ("window", "literal") * 7 + ("window", "oob")  # one draw in 16 past the storage
 _RESTRIDE_OFFSETS = (0, 1, 2, 3)
 _RESTRIDE_SIZES = (2, 1, 3, 4)
@@ -342,8 +343,6 @@ def _restride_overlapping(a, p) -> bool:
     if p["way"] != "literal":
         return False  # a window's rows are k*m apart, its elements k; oob raises
     seen = set()
-    import itertools
-
     for idx in itertools.product(*(range(s) for s in p["sizes"])):
         at = sum(i * t for i, t in zip(idx, p["strides"]))
         if at in seen:
@@ -367,7 +366,7 @@ def _restride_render(x, p, a):
 
 
 def _tuple(items) -> str:
-    return "(" + ", ".join(str(i) for i in items) + ("," if len(items) == 1 else "") + ")"
+    return shape_text([str(i) for i in items])
 
 
 view_op("as_strided_free", _restride_ok, _restride_params, _restride_check, _restride_shape, _restride_render,
