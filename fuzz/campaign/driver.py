@@ -43,6 +43,7 @@ class CampaignConfig:
     ops: tuple | None = None  # ops to draw (None: all)
     swarm: bool = False  # each batch draws from a random part of the menu (strategies/swarm.py)
     coverage: bool = False  # workers report the compiler lines each case reaches (fuzz/judge/coverage.py)
+    guided: bool = False  # every other case a mutant of a program that reached new lines (fuzz/campaign/guide.py)
     modes: tuple | None = None  # torch.compile modes to sample (None: by device)
     options_menu: str = "auto"  # Inductor flags to sample: auto (by device), cuda, cpu, none
     sanitize: bool = True  # re-run memory-error findings under compute-sanitizer (CUDA, when installed)
@@ -65,8 +66,7 @@ class CampaignConfig:
                  "modes": list(self.resolved_modes()), "options": self.resolved_options()}
         # a narrowed menu draws other programs; named only when set, so older state dirs still resume
         ident.update({k: list(v) for k, v in (("families", self.families), ("ops", self.ops)) if v})
-        if self.swarm:
-            ident["swarm"] = True
+        ident.update({k: True for k in ("swarm", "guided") if getattr(self, k)})
         return ident
 
     def kind(self):
@@ -161,6 +161,15 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     followups = FollowUps(cfg.state_dir, ray=cluster.gcs if cluster is not None else None,  # with Ray: jobs there
                           env={**followup_env(cfg.state_dir, followup_share), **compiling})
     rec = Recorder(cfg, kind, state, corpus, known, followups, progress, result)
+    if cfg.guided:
+        from fuzz.campaign.guide import Guide
+
+        try:
+            rec.guide = Guide(state, kind.mutation_menu(cfg), cfg.seed)
+        except BaseException:
+            followups.stop()
+            state.close()
+            raise
     def wind_down_begins():  # the follow-ups take every CPU now; the time is kept for scripts/case_rate.py
         followups.drain()
         state.wind_down_at = round(time.time(), 2)
@@ -184,6 +193,8 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                 return
             if i in state.done:
                 continue
+            if rec.guide is not None:
+                p = rec.guide.program_for(i, p)
             rec.programs[i] = p
             yield i, p.to_dict()
 
@@ -212,7 +223,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
         pool = WorkerPool(workers=cfg.workers, devices=cfg.devices, workers_per_gpu=cfg.workers_per_gpu,
                           timeout=cfg.timeout, workdir=os.path.join(cfg.state_dir, "workers"), kind=kind,
                           recycle_after=kind.recycle_after, env={**(kind.worker_env() or {}), **compiling,
-                                                                 **({ENV_COVERAGE: "1"} if cfg.coverage else {})},
+                                                                 **({ENV_COVERAGE: "1"} if cfg.coverage or cfg.guided else {})},
                           similar=kind.similar_key, cache_limit=workers_share)
         pool.confirmed = rec.confirmed
         results = pool.run(cases())

@@ -34,6 +34,10 @@ def summary_table(s: dict):
     t.add_row("raw signatures", f"{s['signatures']}  (as found, before shrinking)")
     if s.get("compiler_lines"):
         t.add_row("compiler lines", f"{s['compiler_lines']}  (reached in torch's compiler, --coverage)")
+    if s.get("lineage"):  # --guided: how often a mutant reaches new lines, against a fresh program
+        g = s["lineage"]
+        t.add_row("mutants", f"{g.get('mutants', 0)} cases, {g.get('mutants_reaching_new', 0)} reached new lines "
+                             f"(fresh: {g.get('fresh', 0)}, {g.get('fresh_reaching_new', 0)})")
     f = s.get("followups") or {}
     if f:
         line = f"{f.get('pending', 0)} pending, {f.get('done', 0)} done, {f.get('skipped', 0)} skipped, " \

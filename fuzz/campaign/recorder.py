@@ -20,6 +20,7 @@ class Recorder:
         self.followups, self.progress, self.result = followups, progress, result
         self.confirmed: set = set()  # signature keys of findings judged here: a later finding of one is not rerun
         self.programs: dict = {}  # case index -> its program, until its verdict comes
+        self.guide = None  # --guided: fuzz/campaign/guide.py, told each case's new lines
         self.origin = os.path.abspath(cfg.state_dir)
         self.params = {"corpus": state.corpus_dir, "budget": cfg.shrink_budget, "timeout": cfg.timeout}
 
@@ -32,7 +33,7 @@ class Recorder:
 
     def take(self, i, vd: dict, info: dict) -> None:
         """One verdict: its finding (if any) recorded, then the case logged."""
-        p = self.programs.pop(i)
+        p = judged = self.programs.pop(i)
         if info.get("program"):  # the standalone form of a history-dependent finding
             from fuzz.program.loading import load_program
 
@@ -43,7 +44,9 @@ class Recorder:
         if v.is_finding:
             self._finding(i, v, p, info)
         new_lines = self.state.record_coverage(info["coverage"]) if "coverage" in info else None
-        self.state.record_case(i, vd, info.get("wall"), sync=v.is_finding, node=info.get("node"), new_lines=new_lines)
+        origin = self.guide.record(i, judged, new_lines) if self.guide is not None else None
+        self.state.record_case(i, vd, info.get("wall"), sync=v.is_finding, node=info.get("node"), new_lines=new_lines,
+                               origin=origin)
 
     def _finding(self, i, v, p, info) -> None:
         state, corpus, known = self.state, self.corpus, self.known

@@ -20,6 +20,8 @@ state_dir/
                   unjudged case, not from the first batch
   coverage.txt    --coverage: each compiler line any case reached, once
                   ("_inductor/graph.py:123"; fuzz/judge/coverage.py)
+  pool.jsonl      --guided: the programs that reached new lines, and the
+  guide.jsonl     pool size each chunk of mutants drew from (fuzz/campaign/guide.py)
 
 Findings are counted twice over: raw signatures (the provisional keys the
 campaign saw) and distinct bugs (the corpus entries those keys lead to once
@@ -49,7 +51,8 @@ from fuzz.files import write_atomic
 LOCK = "lock"
 # The fields each log's records must have, with their types.
 _FIELDS = {"cases.jsonl": {"i": int, "outcome": str}, "findings.jsonl": {"i": int, "outcome": str, "key": str},
-           "batches.jsonl": {"batch": int, "produced": int, "keys": list}}
+           "batches.jsonl": {"batch": int, "produced": int, "keys": list},
+           "pool.jsonl": {"case": int, "new_lines": int, "program": dict}, "guide.jsonl": {"chunk": int, "pool": int}}
 
 
 def _read_jsonl(path: str) -> list[dict]:
@@ -163,6 +166,7 @@ class CampaignState:
     cache_hits: int = 0  # torch_xla cases that reused a cached executable
     lines: set = field(default_factory=set)  # --coverage: compiler lines reached (coverage.txt)
     batches: int = 0  # generated batches recorded in batches.jsonl
+    lineage: Counter = field(default_factory=Counter)  # --guided: mutants, fresh cases, and those reaching new lines
     elapsed_before: float = 0.0  # wall time of earlier sessions
     wind_down_at: float | None = None  # time.time() when this session's cases stopped for the follow-ups (winddown.py)
     session_start: float = field(default_factory=time.monotonic)
@@ -228,6 +232,7 @@ class CampaignState:
             self.cache_hits += bool(rec.get("cache_hit"))
             if isinstance(rec.get("node"), str):
                 self.node_cases[rec["node"]] += 1
+            self._count_lineage(rec)
         for rec in _read_jsonl(self.path("findings.jsonl")):
             self.finding_cases.add(rec["i"])
             (self.findings_known if rec.get("known") else self.findings_new)[rec["outcome"]] += 1
@@ -304,14 +309,23 @@ class CampaignState:
             self.lines.update(new)
         return len(new)
 
+    def _count_lineage(self, rec: dict) -> None:
+        if "new_lines" in rec:
+            kind = "mutants" if "parent" in rec else "fresh"
+            self.lineage[kind] += 1
+            self.lineage[f"{kind}_reaching_new"] += _number(rec["new_lines"]) > 0
+
     def record_case(self, i: int, verdict: dict, worker_seconds: float | None, sync: bool = False,
-                    node: str | None = None, new_lines: int | None = None) -> None:
+                    node: str | None = None, new_lines: int | None = None, origin: dict | None = None) -> None:
         rec = {"i": i, "outcome": verdict["outcome"], "seconds": round(worker_seconds or verdict.get("seconds", 0), 4),
                "compile_seconds": round(verdict.get("compile_seconds", 0.0), 4),
                "recompiles": verdict.get("recompiles", 0),
                "at": round(time.time(), 2)}  # when it was recorded: rates over a window (scripts/case_rate.py)
         if new_lines is not None:  # --coverage: compiler lines no earlier case reached
             rec["new_lines"] = new_lines
+        if origin is not None:  # --guided: a mutant's parent case and edits (fuzz/campaign/guide.py)
+            rec.update(origin)
+        self._count_lineage(rec)
         if node is not None:  # --ray: the node that judged it
             rec["node"] = node
             self.node_cases[node] += 1
@@ -336,6 +350,7 @@ class CampaignState:
                 "restarts": dict(self.restarts), "cache_hits": self.cache_hits,
                 **({"wind_down_at": self.wind_down_at} if self.wind_down_at else {}),
                 **({"compiler_lines": len(self.lines)} if self.lines else {}),
+                **({"lineage": dict(self.lineage)} if self.lineage["mutants"] else {}),
                 **({"nodes": self.nodes} if self.nodes else {}),
                 **({"node_cases": dict(self.node_cases)} if self.node_cases else {})}
 

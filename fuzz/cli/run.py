@@ -34,6 +34,10 @@ def add_parser(subparsers):
     r.add_argument("--coverage", action="store_true",
                    help="measure which lines of torch's compiler each case reaches (Python 3.12+; `stats` shows the "
                    "total, cases.jsonl each case's new lines; docs/generator.md)")
+    r.add_argument("--guided", action="store_true",
+                   help="coverage guidance: every other case is a mutant (an op swapped, inserted or dropped; a mark, "
+                   "dtype, layout or param changed) of a program that reached compiler lines no earlier case had. "
+                   "Implies --coverage (Python 3.12+); docs/generator.md")
     r.add_argument("--modes", nargs="+", default=None, type=_mode,
                    help="torch.compile modes to sample, e.g. default max-autotune reduce-overhead "
                    "(default: all four on CUDA, default on CPU)")
@@ -103,7 +107,8 @@ def cmd(args) -> int:
     cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, max_cases=args.max_cases,
                          time_limit=args.time, max_findings=args.max_findings, max_ops=args.max_ops,
                          families=tuple(args.families) if args.families else None,
-                         ops=tuple(args.ops) if args.ops else None, swarm=args.swarm, coverage=args.coverage,
+                         ops=tuple(args.ops) if args.ops else None, swarm=args.swarm,
+                         coverage=args.coverage or args.guided, guided=args.guided,
                          modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
                          state_dir=args.state or _default_state_dir(args), corpus_dir=args.corpus,
                          workers=sizing.workers if sizing else args.workers, devices=devices,
@@ -218,15 +223,22 @@ def _ray_line(args) -> str:
 
 
 def _bad_coverage(args) -> str | None:
-    """--coverage: a Python that can measure, and sandboxed workers of this machine that report it."""
-    if not args.coverage:
+    """--coverage and --guided: a Python that can measure, sandboxed workers of this machine that report it,
+    and (--guided) programs that have edits."""
+    if not (args.coverage or args.guided):
         return None
     from fuzz.judge.coverage import available
 
+    flag = "--guided" if args.guided else "--coverage"
     if (why := available()):
-        return why
+        return why.replace("--coverage", flag)
     if args.workers == 0 or args.ray is not None:
-        return "--coverage is measured in this machine's workers: not with --workers 0 or --ray"
+        return f"{flag} is measured in this machine's workers: not with --workers 0 or --ray"
+    if args.guided:
+        from fuzz.judge.backends import backend
+
+        if backend(args.backend).kind != "compiled":
+            return f"--guided edits torch.compile programs (the {args.backend} backend draws its own step programs)"
     return None
 
 

@@ -89,6 +89,11 @@ class ProgramKind:
         """The Hypothesis strategy a campaign with CampaignConfig `cfg` draws from."""
         raise NotImplementedError
 
+    def mutation_menu(self, cfg):
+        """What coverage guidance's edits of programs draw from (strategies/mutate.py Menu); None where this
+        kind's programs have no edits (`shapefuzz run --guided` refuses it)."""
+        return None
+
     # -- findings ------------------------------------------------------------------------
 
 

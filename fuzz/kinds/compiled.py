@@ -104,6 +104,13 @@ class CompiledKind(ProgramKind):
             return SwarmPrograms(**kw)
         return programs(**kw)
 
+    def mutation_menu(self, cfg):
+        from strategies.mutate import Menu
+
+        from fuzz.program.opspec import FAMILIES
+
+        return Menu(device=cfg.device, families=cfg.families or FAMILIES, ops=cfg.ops)
+
 
 
     def render_report(self, entry) -> str:
