@@ -1,0 +1,93 @@
+"""The generation-mode comparison of issue 27, side by side at equal time: blind,
+swarm and swarm plus coverage guidance, each a fresh campaign with --coverage
+(the lines are the measure), run at once, each pinned to its own CPUs (and GPU),
+then their follow-ups drained for the same time, then one table.
+
+    python scripts/compare_modes.py OUT --time 400 --drain 120 --seed 31 \
+        --run gpu-blind:cuda:inductor:blind:0-15:0 --run cpu-guided:cpu:aot_eager:guided:48-52
+
+A run is NAME:DEVICE:BACKEND:MODE:CPUS[:GPU], MODE one of blind, swarm, guided
+(guided is swarm plus --guided). Needs Python 3.12 (sys.monitoring) and taskset.
+Writes OUT/NAME.log, OUT/NAME-bugs.txt and OUT/modes.json; prints the table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FLAGS = {"blind": [], "swarm": ["--swarm"], "guided": ["--swarm", "--guided"]}
+
+
+def parse_run(text: str) -> dict:
+    parts = text.split(":")
+    if len(parts) not in (5, 6) or parts[3] not in FLAGS:
+        raise argparse.ArgumentTypeError(f"{text!r}: NAME:DEVICE:BACKEND:MODE:CPUS[:GPU], MODE one of {list(FLAGS)}")
+    return dict(zip(("name", "device", "backend", "mode", "cpus", "gpu"), parts + [None] * (6 - len(parts))))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out")
+    ap.add_argument("--run", action="append", type=parse_run, required=True)
+    ap.add_argument("--time", type=int, default=400, help="seconds of cases per campaign")
+    ap.add_argument("--drain", type=int, default=120, help="seconds of follow-ups afterwards")
+    ap.add_argument("--seed", type=int, default=31)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    py = sys.executable
+    procs = {}
+    for r in args.run:
+        state = os.path.join(ROOT, "runs", f"cmp-{r['name']}-{args.seed}")
+        shutil.rmtree(state, ignore_errors=True)
+        os.makedirs(os.path.join(state, "corpus"))
+        shutil.copy(os.path.join(ROOT, "corpus", "known_issues.json"), os.path.join(state, "corpus"))
+        r["state"] = state
+        cmd = ["taskset", "-c", r["cpus"], py, "-m", "fuzz", "run", "--device", r["device"], "--backend", r["backend"],
+               "--time", f"{args.time}s", "--seed", str(args.seed), "--state", state, "--corpus",
+               os.path.join(state, "corpus"), "--no-wait", "--coverage", *FLAGS[r["mode"]]]
+        if r["gpu"] is not None:
+            cmd += ["--gpus", r["gpu"]]
+        log = open(os.path.join(args.out, f"{r['name']}.log"), "w")
+        procs[r["name"]] = (subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                             env=dict(os.environ, PYTHONUNBUFFERED="1")), log)
+    for p, _ in procs.values():
+        p.wait()
+    drains = [subprocess.Popen(["timeout", "-s", "INT", str(args.drain), "taskset", "-c", r["cpus"], py, "-m", "fuzz",
+                                "followup", r["state"]], cwd=ROOT, stdout=procs[r["name"]][1],
+                               stderr=subprocess.STDOUT) for r in args.run]
+    for p in drains:
+        p.wait()
+    rows = []
+    for r in args.run:
+        s = json.loads(subprocess.run([py, "-m", "fuzz", "stats", r["state"], "--json"], cwd=ROOT,
+                                      capture_output=True, text=True).stdout or "{}")
+        bugs = subprocess.run([py, "-m", "fuzz", "bugs", os.path.join(r["state"], "corpus")], cwd=ROOT,
+                              capture_output=True, text=True)
+        with open(os.path.join(args.out, f"{r['name']}-bugs.txt"), "w") as f:
+            f.write(bugs.stdout + bugs.stderr)
+        rows.append({**{k: r[k] for k in ("name", "device", "backend", "mode", "cpus")}, "cases": s.get("cases"),
+                     "cases_per_second": s.get("cases_per_second"), "compiler_lines": s.get("compiler_lines"),
+                     "bugs": s.get("bugs"), "signatures": s.get("signatures"),
+                     "known": sum((s.get("findings_known") or {}).values()), "lineage": s.get("lineage"),
+                     "followups": s.get("followups"), "outcomes": s.get("outcomes")})
+    with open(os.path.join(args.out, "modes.json"), "w") as f:
+        json.dump({"time": args.time, "drain": args.drain, "seed": args.seed, "at": time.time(), "runs": rows}, f,
+                  indent=1)
+    print(f"{'run':<14} {'cases':>6} {'/s':>6} {'lines':>7} {'bugs':>5} {'sigs':>5} {'known':>5}  mutants")
+    for x in rows:
+        g = x["lineage"] or {}
+        lin = (f"{g.get('mutants_reaching_new', 0)}/{g.get('mutants', 0)} new vs fresh "
+               f"{g.get('fresh_reaching_new', 0)}/{g.get('fresh', 0)}") if g else "-"
+        print(f"{x['name']:<14} {x['cases'] or 0:>6} {x['cases_per_second'] or 0:>6.2f} {x['compiler_lines'] or 0:>7} "
+              f"{x['bugs'] or 0:>5} {x['signatures'] or 0:>5} {x['known']:>5}  {lin}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
