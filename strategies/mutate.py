@@ -44,15 +44,19 @@ class Menu:
     marks and dynamic= values (programs()' arguments of the same names)."""
 
     def __init__(self, *, device: str = "cpu", families=FAMILIES, ops=None, dtypes=D.ALL, layouts=LAYOUTS,
-                 marks=MARKS, dynamic_flags=(None, True, False)):
+                 marks=MARKS, dynamic_flags=(None, True, False), max_ops: int = 6):
         from fuzz.devices import device_type
+
+        from .markings import has_mark_unbacked
 
         here = device_type(device)
         self.ops = {f: [o for o in OPS.family(f) if (ops is None or o.name in ops) and o.runs_on(here)
                         for _ in range(OP_WEIGHTS.get(o.name, 1))] for f in FAMILIES if f in families}
         self.grad_ops = {f: [o for o in specs if o.grad] for f, specs in self.ops.items()}
-        self.dtypes, self.layouts, self.marks = tuple(dtypes), tuple(layouts), tuple(marks)
+        self.dtypes, self.layouts = tuple(dtypes), tuple(layouts)
+        self.marks = tuple(m for m in marks if m != "unbacked" or has_mark_unbacked())
         self.dynamic_flags = tuple(dynamic_flags)
+        self.max_ops = max_ops  # as programs(): a pool program mutated again would grow without it
 
     def for_program(self, p: Program) -> dict:
         return self.grad_ops if p.settings.backward else self.ops
@@ -145,13 +149,22 @@ def _params(d, p: Program, menu: Menu):
 
 
 def _insert_op(d, p: Program, menu: Menu):
+    if len(p.ops) >= menu.max_ops:
+        return None
     j = d(st.integers(0, len(p.ops)))
     q = copy.deepcopy(p)
     draft = _draft_before(q, j, menu.layouts, menu.dtypes)
     call = _draw_op(d, draft, menu.for_program(q), _fresh_name(q), backward=q.settings.backward)
     if call is None:
         return None
-    q.inputs = draft.inputs  # a fresh operand the op drew
+    # a fresh operand the op drew: its symbols keep the mark they have on the other inputs (symbol_marks)
+    by_symbol = {dim: (x.marks or ["static"] * len(x.shape))[k] for x in q.inputs for k, dim in enumerate(x.shape)
+                 if isinstance(dim, str)}
+    for x in draft.inputs[len(q.inputs):]:
+        x.marks = [by_symbol.get(dim, "static") if isinstance(dim, str) else "static" for dim in x.shape]
+        if all(m == "static" for m in x.marks):
+            x.marks = []
+    q.inputs = draft.inputs
     q.ops.insert(j, call)
     env = typecheck(q)
     a, new = call.args[0], env[call.out]

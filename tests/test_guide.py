@@ -20,6 +20,7 @@ from strategies import programs
 from strategies.mutate import EDITS, Menu, keeps_rules, mutants
 
 _cache = {}
+HERE = {"backend": "inductor", "device": "cpu"}  # the parents' settings
 
 
 def _parents(**kw):
@@ -91,7 +92,7 @@ def _state(tmp_path, name="st"):
 def test_the_pool_and_its_chunks_persist_and_draw_the_same_mutants(tmp_path):
     parents = _parents()
     st = _state(tmp_path)
-    g = Guide(st, Menu(), seed=3)
+    g = Guide(st, Menu(), seed=3, **HERE)
     fresh = parents[0]
     assert g.program_for(1, fresh) is fresh, "an empty pool: the fresh program"
     for i in range(2, CHUNK):  # the rest of chunk 0 drew from the empty pool
@@ -106,7 +107,7 @@ def test_the_pool_and_its_chunks_persist_and_draw_the_same_mutants(tmp_path):
     assert sum(p is not fresh for p in got) > 0.8 * len(slots)
     assert {g.origins[i]["parent"] for i in slots if i in g.origins} <= set(range(5))
     st.close()
-    again = Guide(_state(tmp_path), Menu(), seed=3)
+    again = Guide(_state(tmp_path), Menu(), seed=3, **HERE)
     assert len(again.pool) == 5 and again.chunk_pool == {0: 0, 1: 5}
     assert [again.program_for(i, fresh) for i in slots] == got, "a resume draws chunk 1 again, the same"
     assert again.program_for(1, fresh) is fresh
@@ -118,7 +119,7 @@ def test_a_bad_pool_program_is_a_state_error(tmp_path):
     bad["ops"] = [{"op": "no_such_op", "args": ["x0"], "params": {}, "out": "v0"}]
     (tmp_path / "st" / "pool.jsonl").write_text(json.dumps({"case": 4, "new_lines": 2, "program": bad}) + "\n")
     with pytest.raises(StateError, match="pool.jsonl: case 4"):
-        Guide(st, Menu(), seed=0)
+        Guide(st, Menu(), seed=0, **HERE)
     st.close()
 
 
@@ -166,3 +167,31 @@ def test_a_guided_campaign_interleaves_mutants_and_resumes_alike(tmp_path, monke
     strip = lambda cs: [(c["i"], c["outcome"], c.get("parent"), c.get("edits"), c["new_lines"]) for c in cs]
     assert strip(split_cases) == strip(cases)
     assert split_pool == pool
+
+
+def test_mutants_keep_max_ops_and_mark_a_new_input_as_its_symbols():
+    fams = ("binary", "matrix")  # ops that take a fresh operand often
+    parents = [p for p in _parents(families=fams) if any(m != "static" for x in p.inputs for m in x.marks)]
+    menu = Menu(families=fams, max_ops=max(len(p.ops) for p in parents))
+    for _, edits, p in _mutants(parents, menu, n=300, batch=2):
+        assert len(p.ops) <= menu.max_ops, edits
+        marks = {}
+        for x in p.inputs:
+            for dim, m in zip(x.shape, x.marks or ["static"] * len(x.shape)):
+                if isinstance(dim, str):
+                    marks.setdefault(dim, set()).add(m)
+        assert all(len(m) == 1 for m in marks.values()), (edits, marks)
+
+
+def test_a_pool_of_another_campaign_or_a_cut_pool_is_a_state_error(tmp_path):
+    p = _parents()[0].to_dict()
+    p["settings"]["device"] = "cuda"
+    st = _state(tmp_path)
+    (tmp_path / "st" / "pool.jsonl").write_text(json.dumps({"case": 2, "new_lines": 2, "program": p}) + "\n")
+    with pytest.raises(StateError, match="not a program of this campaign"):
+        Guide(st, Menu(), seed=0, **HERE)
+    (tmp_path / "st" / "pool.jsonl").write_text("")
+    (tmp_path / "st" / "guide.jsonl").write_text(json.dumps({"chunk": 0, "pool": 3}) + "\n")
+    with pytest.raises(StateError, match="chunk 0 drew from 3"):
+        Guide(st, Menu(), seed=0, **HERE)
+    st.close()

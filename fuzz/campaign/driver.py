@@ -165,7 +165,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
         from fuzz.campaign.guide import Guide
 
         try:
-            rec.guide = Guide(state, kind.mutation_menu(cfg), cfg.seed)
+            rec.guide = Guide(state, kind.mutation_menu(cfg), cfg.seed, backend=cfg.backend, device=cfg.device)
         except BaseException:
             followups.stop()
             state.close()

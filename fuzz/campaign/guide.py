@@ -30,21 +30,30 @@ _HSEED = 10_000_000  # chunk c is drawn with Hypothesis seed (seed, _HSEED + c):
 
 
 class Guide:
-    def __init__(self, state, menu, seed: int):
+    def __init__(self, state, menu, seed: int, *, backend: str, device: str):
         from fuzz.campaign.state import _read_jsonl
-        from fuzz.program.ir import ProgramError
+        from fuzz.program.ir import Program, ProgramError
         from fuzz.program.loading import load_program
 
         self.state, self.menu, self.seed = state, menu, seed
         self.pool: list = []  # programs, in the order they reached new lines
         self.pool_cases: list = []  # the case each came from
-        for rec in _read_jsonl(state.path("pool.jsonl")):
+        where = state.path("pool.jsonl")
+        for rec in _read_jsonl(where):
             try:
-                self.pool.append(load_program(rec["program"]))
+                p = load_program(rec["program"])
             except ProgramError as e:
-                raise StateError(f"{state.path('pool.jsonl')}: case {rec['case']}: {e}") from None
+                raise StateError(f"{where}: case {rec['case']}: {e}") from None
+            if not isinstance(p, Program) or (p.settings.backend, p.settings.device) != (backend, device):
+                raise StateError(f"{where}: case {rec['case']} is not a program of this campaign "
+                                 f"({backend} on {device})")
+            self.pool.append(p)
             self.pool_cases.append(rec["case"])
         self.chunk_pool = {rec["chunk"]: rec["pool"] for rec in _read_jsonl(state.path("guide.jsonl"))}
+        bad = sorted(c for c, n in self.chunk_pool.items() if not 0 <= n <= len(self.pool))
+        if bad:  # pool.jsonl is synced before a chunk counts its lines: one lost or cut by hand
+            raise StateError(f"{state.path('guide.jsonl')}: chunk {bad[0]} drew from "
+                             f"{self.chunk_pool[bad[0]]} pool programs, pool.jsonl has {len(self.pool)}")
         self._drawn: dict = {}  # chunk -> its mutants (None where a draw gave none)
         self.origins: dict = {}  # case -> (parent case, edits), until the case is recorded
 
@@ -70,9 +79,6 @@ class Guide:
                 n = len(self.pool)
                 _append(self.state.path("guide.jsonl"), {"chunk": chunk, "pool": n}, sync=True)
                 self.chunk_pool[chunk] = n
-            if n > len(self.pool):
-                raise StateError(f"{self.state.path('guide.jsonl')}: chunk {chunk} drew from {n} pool programs, "
-                                 f"pool.jsonl has {len(self.pool)}")
             self._drawn[chunk] = self._draw(chunk, n)
         return self._drawn[chunk]
 
@@ -87,7 +93,12 @@ class Guide:
         picked = rng.sample(range(n), min(n, PARENTS))
         drawn = _batch(mutants([self.pool[k] for k in picked], self.menu), self.seed, _HSEED + chunk,
                        CHUNK // EVERY)
-        return [None if m is None else (self.pool_cases[picked[m[0]]], m[1], m[2]) for m in drawn]
+        out, seen = [], set()
+        for m in drawn:  # a mutant drawn twice in a chunk is judged once
+            key = None if m is None else m[2].to_json(sort_keys=True)
+            out.append(None if m is None or key in seen else (self.pool_cases[picked[m[0]]], m[1], m[2]))
+            seen.add(key)
+        return out
 
     def record(self, i: int, program, new_lines: int | None) -> dict | None:
         """Case i was judged: a program that reached new lines joins the pool.

@@ -43,8 +43,10 @@ class Recorder:
             raise disk_full(f"case {i}: {v.summary()[:160]}")
         if v.is_finding:
             self._finding(i, v, p, info)
-        new_lines = self.state.record_coverage(info["coverage"]) if "coverage" in info else None
-        origin = self.guide.record(i, judged, new_lines) if self.guide is not None else None
+        new = self.state.new_lines(info["coverage"]) if "coverage" in info else None
+        # the pool line first: killed before coverage.txt has the lines, a resume finds them new again
+        origin = self.guide.record(i, judged, len(new) if new is not None else None) if self.guide else None
+        new_lines = self.state.record_coverage(new) if new is not None else None
         self.state.record_case(i, vd, info.get("wall"), sync=v.is_finding, node=info.get("node"), new_lines=new_lines,
                                origin=origin)
 

@@ -300,9 +300,13 @@ class CampaignState:
             self.new_signatures.add(key)
         return True
 
+    def new_lines(self, lines) -> list:
+        """Of a case's compiler lines (fuzz/judge/coverage.py), those no case had reached."""
+        return sorted({x for x in lines if isinstance(x, str) and "\n" not in x} - self.lines)
+
     def record_coverage(self, lines: list) -> int:
-        """Add a case's compiler lines (fuzz/judge/coverage.py) to coverage.txt; how many no case had reached."""
-        new = sorted({x for x in lines if isinstance(x, str) and "\n" not in x} - self.lines)
+        """Add a case's compiler lines to coverage.txt; how many no case had reached."""
+        new = self.new_lines(lines)
         if new:
             with open(self.path("coverage.txt"), "a", encoding="utf-8") as f:
                 f.write("".join(x + "\n" for x in new))

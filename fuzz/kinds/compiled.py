@@ -109,7 +109,7 @@ class CompiledKind(ProgramKind):
 
         from fuzz.program.opspec import FAMILIES
 
-        return Menu(device=cfg.device, families=cfg.families or FAMILIES, ops=cfg.ops)
+        return Menu(device=cfg.device, families=cfg.families or FAMILIES, ops=cfg.ops, max_ops=cfg.max_ops)
 
 
 
