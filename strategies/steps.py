@@ -7,8 +7,12 @@ Aimed at the seed's bug class (an executable cache keyed on too little):
   a sibling op, in-place <-> out-of-place, another target);
 - repeated blocks (cache hits) and blocks whose sizes change between
   repetitions (misses, then hits);
-- writes through views (slice, select, transpose, unsqueeze, detach, an
-  expanded read-only source) and reads after later in-place updates.
+- writes through views (slice, select, transpose, unsqueeze, detach,
+  as_strided windows) and reads after later in-place updates;
+- fill_ and zero_ through the expanded read-only operand (several elements
+  share one location: eager allows those writes there, and no other).
+  as_strided views never overlap: torch_xla has no overlapping tensors
+  (pytorch/xla#2964) and refuses writes through them.
 
 Valid by construction: shapes, writability and aliasing are tracked while
 drawing, so no filter is needed. Nothing here imports torch.
@@ -200,9 +204,11 @@ def _view_of(d, s: _State, base: str, params=None) -> tuple[Step, tuple]:
     rank = len(shape)
     if params is None:
         ops = ["detach", "unsqueeze"] + (["slice", "select"] if rank and min(shape) > 0 else []) \
-            + (["transpose"] if rank >= 2 else [])
+            + (["transpose"] if rank >= 2 else []) + (["as_strided"] if math.prod(shape) > 0 else [])
         op = d(st.sampled_from(ops))
-        if op == "slice":
+        if op == "as_strided":
+            params = (op, _strided_params(d, math.prod(shape)))
+        elif op == "slice":
             params = _slice_params(d, shape)
         elif op == "select":
             dim = d(st.integers(0, rank - 1))
@@ -224,9 +230,27 @@ def _view_of(d, s: _State, base: str, params=None) -> tuple[Step, tuple]:
         sh[p["dim0"]], sh[p["dim1"]] = sh[p["dim1"]], sh[p["dim0"]]
     elif op == "unsqueeze":
         sh = shape[:p["dim"]] + (1,) + shape[p["dim"]:]
+    elif op == "as_strided":
+        sh = tuple(p["size"])
     else:
         sh = shape
     return Step(op, [base], dict(p)), tuple(sh), params
+
+
+def _strided_params(d, numel: int) -> dict:
+    """as_strided over the first `numel` elements of a fresh tensor's storage:
+    elements k apart from `offset` (the last one inside), as one dim or two
+    (row- or column-major), so no two elements share a location."""
+    offset = d(st.integers(0, numel - 1))
+    k = d(st.sampled_from((1, 2)))
+    room = (numel - offset - 1) // k + 1  # elements k apart that fit from offset
+    if d(st.booleans()) or room < 2:
+        size, stride = [d(st.integers(1, room))], [k]
+    else:
+        b = d(st.integers(1, min(3, room)))
+        a = d(st.integers(1, room // b))
+        size, stride = ([a, b], [b * k, k]) if d(st.booleans()) else ([a, b], [k, a * k])
+    return {"size": size, "stride": stride, "offset": offset}
 
 
 def _slice_params(d, shape) -> tuple:
@@ -273,6 +297,8 @@ def _views(d, s: _State, max_steps: int) -> list:
             out.append(Step(d(st.sampled_from(("add_", "mul_", "sub_"))), [v], {"other": d(st.sampled_from(s.scalars))}))
     if d(st.booleans()):
         out += _small_writes(d, s)
+    if d(st.booleans()):
+        out += _expanded_fills(d, s)
     return out
 
 
@@ -282,6 +308,16 @@ def _small_writes(d, s: _State) -> list:
     if not small:
         return []
     return [Step("add_", [d(st.sampled_from(small))], {"other": d(st.sampled_from(s.scalars))})]
+
+
+def _expanded_fills(d, s: _State) -> list:
+    """fill_ or zero_ through the expanded read-only operand: its small tensor
+    takes the value (the writes eager allows where elements share a location)."""
+    expanded = s.names(lambda t: not t.writable)
+    if not expanded:
+        return []
+    op = d(st.sampled_from(("fill_", "zero_")))
+    return [Step(op, [d(st.sampled_from(expanded))], {"other": d(st.sampled_from(FILLS))} if op == "fill_" else {})]
 
 
 def _sized_loop(d, s: _State, max_steps: int, max_repeat: int) -> Block:

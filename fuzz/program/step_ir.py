@@ -121,6 +121,10 @@ OPS: dict[str, StepOp] = _ops(
     StepOp("expand", "view", (1, 1), {"shape": ("shape", True)},
            lambda a, p: f"{a[0]}.expand({_shape(p['shape'])})"),
     StepOp("detach", "view", (1, 1), {}, lambda a, p: f"{a[0]}.detach()"),
+    # sizes and strides over args[0]'s storage, from its start plus `offset` (the base is a fresh tensor)
+    StepOp("as_strided", "view", (1, 1), {"size": ("shape", True), "stride": ("strides", True),
+                                          "offset": ("pos0", False)},
+           lambda a, p: f"{a[0]}.as_strided({_shape(p['size'])}, {_shape(p['stride'])}, {p.get('offset', 0)})"),
     # effects: a graph boundary, reads back to the host, explicit buffer donation
     StepOp("sync", "sync", (0, 0), {"how": ("sync_how", False)},
            lambda a, p: "mark_step()" if p.get("how") == "mark_step" else "sync()"),
@@ -155,6 +159,7 @@ _PARAM_CHECKS = {
     "num": _is_num,
     "data": _is_data,
     "shape": _is_shape,
+    "strides": lambda v: isinstance(v, list) and len(v) <= 8 and all(_is_int(x) and 0 <= x <= 1 << 24 for x in v),
     "sync_how": lambda v: v in SYNC_HOW,
     "observe_how": lambda v: v in OBSERVE_HOW,
 }

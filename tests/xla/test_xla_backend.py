@@ -10,7 +10,8 @@ from fuzz.judge.verdict import Outcome  # noqa: E402
 from fuzz.judge.steps import KNOWN_COLLISION, known_issue, run_step_program  # noqa: E402
 from fuzz.program.step_ir import Block, Step, StepProgram, XlaSettings  # noqa: E402
 from strategies.steps import step_programs  # noqa: E402
-from xla_programs import collision_program, copy_alias_program, read_twice_program, seed_program  # noqa: E402
+from xla_programs import (collision_program, copy_alias_program, expanded_fill_program,  # noqa: E402
+                          fills_an_expanded_view, read_twice_program, seed_program)
 
 N_GENERATED = 120
 
@@ -87,6 +88,15 @@ def test_copy_then_inplace_aliasing_is_found():
     assert run_step_program(p).outcome is Outcome.OK
 
 
+def test_a_fill_through_an_expanded_view_diverges():
+    """The bug the expanded-view writes found (torch_xla 2.9.0): the fill is added to the base once per
+    element of the view. Skips where torch_xla writes it as eager does."""
+    v = run_step_program(expanded_fill_program())
+    if v.outcome is Outcome.OK:
+        pytest.skip("this torch_xla writes through an expanded view as eager does")
+    assert v.outcome is Outcome.DIVERGENCE, v.summary()
+
+
 def test_env_knobs_run_in_a_fresh_process():
     p = seed_program()
     p.settings = XlaSettings(param_aliasing=False, cache_size=2)
@@ -97,10 +107,13 @@ def test_env_knobs_run_in_a_fresh_process():
 
 def test_correct_runs_give_no_unexplained_findings():
     """No false positives: over generated programs, every finding of a plain
-    run is a known torch_xla bug (see KNOWN_ISSUES), labelled as such."""
+    run is a known torch_xla bug (see KNOWN_ISSUES), labelled as such, or the
+    divergence of a write through an expanded view (the test below)."""
     unexplained = []
     for p in generate(step_programs(), seed_=1, count=N_GENERATED):
         v = run_step_program(p)
+        if v.outcome is Outcome.DIVERGENCE and fills_an_expanded_view(p):
+            continue
         if v.is_finding and not known_issue(v):
             unexplained.append((v.summary(), p.to_json()))
     assert not unexplained, unexplained[:2]

@@ -12,7 +12,7 @@ from fuzz.campaign.generate import generate
 from fuzz.program.ir import ProgramError
 from fuzz.program.step_ir import OPS, StepProgram, check, concat
 from strategies.steps import step_programs
-from xla_programs import collision_program, seed_program
+from xla_programs import collision_program, fills_an_expanded_view, seed_program
 
 from conftest import ROOT
 
@@ -98,10 +98,21 @@ def test_generated_programs_cover_the_seed_patterns():
     """The strategy makes what the seed needed: in-place and out-of-place ops on
     same-shaped pools, repeated blocks, resized blocks, views, donation."""
     ops, loops, sized = set(), 0, 0
-    for p in generate(step_programs(), seed_=6, count=150):
+    for p in generate(step_programs(), seed_=6, count=600):  # transpose (views of rank 2+) is about 1 view in 100
         ops |= {s.op for _, s in p.steps()}
         loops += any(b.repeat > 1 for b in p.blocks)
         sized += any(b.sizes for b in p.blocks)
-    assert {"add", "add_", "copy_", "setitem", "slice", "transpose", "expand", "detach", "donate", "observe",
-            "sync"} <= ops
+    assert {"add", "add_", "copy_", "setitem", "slice", "transpose", "expand", "detach", "as_strided", "donate",
+            "observe", "sync"} <= ops
     assert loops >= 30 and sized >= 15
+
+
+def test_step_programs_draw_as_strided_and_fills_through_an_expanded_view():
+    """Issue 27: as_strided views in step programs, and writes through an expanded view (fill_ and
+    zero_, the writes eager allows there), each in at least 1% of the programs where they apply."""
+    progs = list(generate(step_programs(), seed_=7, count=300))
+    strided = sum(any(s.op == "as_strided" for _, s in p.steps()) for p in progs)
+    expanded = [p for p in progs if any(s.op == "expand" for _, s in p.steps())]
+    fills = sum(fills_an_expanded_view(p) for p in expanded)
+    assert strided >= 0.01 * len(progs), strided
+    assert fills >= 0.01 * len(expanded), (fills, len(expanded))

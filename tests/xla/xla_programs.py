@@ -51,3 +51,22 @@ def copy_alias_program() -> StepProgram:
         Step("mul_", ["t0"], {"other": 2}), Step("sync"),
         Step("observe", ["t0", "t1"]),
     ])], dtype="float32")
+
+
+def fills_an_expanded_view(p: StepProgram) -> bool:
+    """Whether p writes (fill_ or zero_) through an expanded view. torch_xla 2.9.0 adds such a write
+    to the small base once per element of the view (ones(1).expand(3).fill_(5) leaves 13, not 5):
+    the mechanism of pytorch/xla#5839, a real bug, found by the generator once it drew these writes."""
+    expanded = {s.out for _, s in p.steps() if s.op == "expand"}
+    return any(s.op in ("fill_", "zero_") and s.args[0] in expanded for _, s in p.steps())
+
+
+def expanded_fill_program() -> StepProgram:
+    """ones(1) expanded to 3 elements, filled with 5 through the view: eager leaves t0 = [5]."""
+    return StepProgram(blocks=[Block(steps=[
+        Step("full", params={"shape": [1], "value": 1}, out="t0"),
+        Step("expand", ["t0"], {"shape": [3]}, out="t1"),
+        Step("fill_", ["t1"], {"other": 5}),
+        Step("sync"),
+        Step("observe", ["t0"], {"how": "cpu"}),
+    ])], dtype="float32")
