@@ -21,6 +21,8 @@ from .shapes import input_like, size_schedules, tensor_inputs
 CALL_CHOICES = (3, 4, 5)
 # Continue-coin for the op list: False (stop) first so lists shrink shorter.
 _MORE = (False, True, True, True)
+# After a value the next op should read (_pulled): a program ended there in one draw of four.
+_MORE_AFTER_PULL = (False,) + (True,) * 7
 # Families drawn more often than one share: they apply to fewer values (float
 # matrices, NCHW tensors) and are where dynamic-shape consumers of pads and
 # views break. Listed after the simple ones, so shrinking still moves away.
@@ -28,7 +30,7 @@ FAMILY_WEIGHTS = {"matrix": 3, "nn": 2, "index": 2, "resample": 2}
 # Ops drawn more often than one share of their family (issue 27: at least 1% of
 # the programs they apply to, measured by scripts/reach.py): each is one of many
 # in a large family, and applies to most values.
-OP_WEIGHTS = {"view_dtype": 7, "reshape_lit": 4, "squeeze_dynamic": 2, "mask_keep": 4, "as_strided_free": 3}
+OP_WEIGHTS = {"view_dtype": 7, "reshape_lit": 6, "squeeze_dynamic": 2, "mask_keep": 4, "as_strided_free": 3}
 
 
 def _exact_unbacked(draft, name, a) -> bool:
@@ -53,9 +55,12 @@ def _uint8_any_all(draft, name, a) -> bool:
 # entry that holds gives that draw's weights.
 AFFINITY = (
     (_exact_unbacked, {**FAMILY_WEIGHTS, "binary": 6, "inplace": 3}),
-    (_cropped_twice, {**FAMILY_WEIGHTS, "matrix": 8}),
+    (_cropped_twice, {**FAMILY_WEIGHTS, "matrix": 60}),
     (_uint8_any_all, {**FAMILY_WEIGHTS, "pointwise": 4, "binary": 4}),
     (lambda draft, name, a: a.dtype == "uint8", {**FAMILY_WEIGHTS, "reduction": 3}),  # then OP_AFFINITY
+    # a computed float value that mm or bmm take: pads, which crop it at times (ops/pads.py), then a matrix op
+    (lambda draft, name, a: not a.is_input and a.rank in (2, 3) and D.is_floating(a.dtype),
+     {**FAMILY_WEIGHTS, "pad": 3}),
 )
 
 
@@ -66,6 +71,31 @@ def _family_weights(draft, name, a) -> dict:
 # Ops drawn more often (within their family) for an operand of a given dtype: any/all of uint8 return uint8,
 # and arithmetic on them was never drawn (issue 27) when any/all met a uint8 value in 1 program of 3000.
 OP_AFFINITY = {"uint8": {"any": 6, "all": 6}}
+
+
+def _pulled(draft) -> str | None:
+    """A value the next op should read first, at times: the latest value when
+    it has an exact unbacked size, is a two-dim crop or any/all of uint8 (the
+    affinities above act only on a first operand, and the next op read another
+    value most of the time), or,
+    right after an in-place write to an input that shares its storage with
+    another, that other input (the aliased write-then-read of issue 27)."""
+    if not draft.values:
+        return None
+    last = draft.values[-1]
+    if _cropped_twice(draft, last, None) or _uint8_any_all(draft, last, None) \
+            or _exact_unbacked(draft, last, draft.env[last]):
+        return last
+    call = draft.made[last]
+    if OPS[call.op].mutates and call.args[0] in draft.inputs_names:
+        root = draft.env[call.args[0]].root
+        partners = [n for n in draft.inputs_names if n != call.args[0] and draft.env[n].root == root]
+        return partners[0] if partners else None
+    return None
+
+
+# Whether the next op reads _pulled's value first (False first: shrinks to the ordinary draw).
+_PULL = (False, True, True, True)
 
 
 def _op_choices(specs, a) -> list:
@@ -291,7 +321,8 @@ def _draw_usable(d, items, ok):
 
 @st.composite
 def _op_or_stop(d, draft, menu, out, must, backward=False):
-    more = d(st.sampled_from(_MORE))  # drawn even when `must`, so every op's span has one shape
+    # drawn even when `must`, so every op's span has one shape
+    more = d(st.sampled_from(_MORE if _pulled(draft) is None else _MORE_AFTER_PULL))
     return _draw_op(d, draft, menu, out, backward) if more or must else None
 
 
@@ -326,7 +357,11 @@ def _draw_op(d, draft, menu, out, backward=False):
     # The first operand walks on to one some op of the menu takes: with a narrow
     # menu (`ops=["mm"]`) the drawn value often suits none. With the full menu
     # the first candidate always suits, so the draws are as before.
-    a_name = _draw_ref(d, draft, ok=lambda n: any(usable_for(n).values()))
+    pull = _pulled(draft)
+    if pull is not None and any(usable_for(pull).values()) and d(st.sampled_from(_PULL)):
+        a_name = pull
+    else:
+        a_name = _draw_ref(d, draft, ok=lambda n: any(usable_for(n).values()))
     if a_name is None:
         return None
     a, usable = env[a_name], usable_for(a_name)
