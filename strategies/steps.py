@@ -53,6 +53,9 @@ class _T:
     storage: int  # views share their base's
     writable: bool = True  # False: an expanded view
     pool: bool = False  # of the program shape, full geometry: a safe operand of any pool op
+    # its elements in row-major order from its storage's start, as eager lays it out (as_strided's base: eager
+    # strides the storage, torch_xla the logical order; a clone of a transpose keeps the transposed strides)
+    rowmajor: bool = True
 
 
 class _State:
@@ -123,15 +126,16 @@ def _pool_step(d, s: _State) -> Step:
 def _bind_out(d, s: _State, step: Step) -> Step:
     """Bind a fresh name, or rebind a pool base (`t1 = t1 + t0`)."""
     bases = s.names(lambda t: t.pool and t.writable)
+    rowmajor = all(s.t[a].rowmajor for a in step.args)  # before a rebind of one of them
     step.out = d(st.sampled_from(bases)) if bases and d(st.booleans()) else s.fresh()
-    s.bind(step.out, s.shape, pool=True)
+    s.bind(step.out, s.shape, pool=True, rowmajor=rowmajor)
     return step
 
 
 def _replay(s: _State, steps: list) -> None:
     for step in steps:
         if step.out:
-            s.bind(step.out, s.shape, pool=True)
+            s.bind(step.out, s.shape, pool=True, rowmajor=all(s.t[a].rowmajor for a in step.args))
 
 
 def _mutate(d, s: _State, segment: list) -> list:
@@ -204,7 +208,8 @@ def _view_of(d, s: _State, base: str, params=None) -> tuple[Step, tuple]:
     rank = len(shape)
     if params is None:
         ops = ["detach", "unsqueeze"] + (["slice", "select"] if rank and min(shape) > 0 else []) \
-            + (["transpose"] if rank >= 2 else []) + (["as_strided"] if math.prod(shape) > 0 else [])
+            + (["transpose"] if rank >= 2 else []) \
+            + (["as_strided"] if math.prod(shape) > 0 and s.t[base].rowmajor else [])
         op = d(st.sampled_from(ops))
         if op == "as_strided":
             params = (op, _strided_params(d, math.prod(shape)))
@@ -267,14 +272,16 @@ def _views(d, s: _State, max_steps: int) -> list:
     base = d(st.sampled_from(bases))
     step, shape, params = _view_of(d, s, base)
     v = step.out = s.fresh()
-    s.bind(v, shape, storage=s.t[base].storage, pool=params[0] == "detach" and shape == s.shape)
+    s.bind(v, shape, storage=s.t[base].storage, pool=params[0] == "detach" and shape == s.shape,
+           rowmajor=params[0] == "detach" and s.t[base].rowmajor)
     out = [step]
-    others = [b for b in bases if s.t[b].storage != s.t[base].storage]
+    others = [b for b in bases if s.t[b].storage != s.t[base].storage
+              and (params[0] != "as_strided" or s.t[b].rowmajor)]
     w = None
     if others and d(st.booleans()):
         twin, _, _ = _view_of(d, s, d(st.sampled_from(others)), params)
         w = twin.out = s.fresh()
-        s.bind(w, shape, storage=s.t[twin.args[0]].storage)
+        s.bind(w, shape, storage=s.t[twin.args[0]].storage, rowmajor=False)
         out.append(twin)
     for _ in range(d(st.integers(1, max(1, max_steps // 2)))):
         kind = d(st.sampled_from(("scalar", "from-view", "unary", "setitem", "read")))
@@ -292,7 +299,7 @@ def _views(d, s: _State, max_steps: int) -> list:
         elif kind == "read":
             r = s.fresh()
             out.append(Step("add", [v, w] if w else [v], {} if w else {"other": d(st.sampled_from(s.scalars))}, r))
-            s.bind(r, shape)
+            s.bind(r, shape, rowmajor=False)  # the layout of a view's sum is eager's choice
         else:
             out.append(Step(d(st.sampled_from(("add_", "mul_", "sub_"))), [v], {"other": d(st.sampled_from(s.scalars))}))
     if d(st.booleans()):
@@ -342,7 +349,7 @@ def _sized_loop(d, s: _State, max_steps: int, max_repeat: int) -> Block:
     steps.append(Step("sync", params={"how": d(st.sampled_from(SYNC_HOW))}))
     last = sizes[-1]
     for n, t in local.t.items():  # after the loop they keep the last repetition's shape
-        s.bind(n, tuple(last if dim == "n0" else dim for dim in t.shape))
+        s.bind(n, tuple(last if dim == "n0" else dim for dim in t.shape), rowmajor=t.rowmajor)
     return Block(steps=steps, repeat=reps, sizes={"n0": sizes})
 
 
@@ -364,7 +371,7 @@ def _prologue(d, s: _State) -> list:
         out += [Step("tensor", params={"data": _literal(d, ones, s.scalars)}, out=k),
                 Step("expand", [k], {"shape": list(s.shape)}, out=e)]
         s.bind(k, ones)
-        s.bind(e, s.shape, storage=s.t[k].storage, writable=False)
+        s.bind(e, s.shape, storage=s.t[k].storage, writable=False, rowmajor=False)
     out.append(Step("sync", params={"how": d(st.sampled_from(SYNC_HOW))}))
     return out
 

@@ -334,6 +334,9 @@ def _check_step(st: Step, bound: set, block: Block, where: str) -> None:
                               lambda r: [block.sizes[d][r] if isinstance(d, str) else d for d in shape], reps)
             if why:
                 raise ProgramError(why)
+    if st.op == "as_strided" and _overlaps(st.params["size"], st.params["stride"]):
+        raise ProgramError(f"{where}: the view's elements overlap; torch_xla has no overlapping tensors "
+                           "(pytorch/xla#2964)")
     if spec.scalar_other and len(st.args) == 1 and "other" not in st.params:
         raise ProgramError(f"{where}: needs a second tensor or params['other']")
     if spec.scalar_other and len(st.args) == 2 and "other" in st.params:
@@ -344,6 +347,22 @@ def _check_step(st: Step, bound: set, block: Block, where: str) -> None:
         bound.add(st.out)
     elif st.out:
         raise ProgramError(f"{where}: this op binds no name, out must be empty")
+
+
+def _overlaps(size: list, stride: list) -> bool:
+    """Whether two elements of an as_strided view share a location: in stride order, each dim of more than
+    one element must step past everything the smaller strides reach. Sizes that are symbols count as 2
+    (rejected conservatively); mismatched lengths are left to eager."""
+    if len(size) != len(stride):
+        return False
+    dims = sorted((st_, 2 if isinstance(n, str) else n) for n, st_ in zip(size, stride)
+                  if isinstance(n, str) or n > 1)
+    reach = 0
+    for st_, n in dims:
+        if st_ <= reach:
+            return True
+        reach += st_ * (n - 1)
+    return False
 
 
 def concat(*programs: StepProgram) -> StepProgram:

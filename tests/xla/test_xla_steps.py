@@ -116,3 +116,20 @@ def test_step_programs_draw_as_strided_and_fills_through_an_expanded_view():
     fills = sum(fills_an_expanded_view(p) for p in expanded)
     assert strided >= 0.01 * len(progs), strided
     assert fills >= 0.01 * len(expanded), (fills, len(expanded))
+
+
+@pytest.mark.parametrize("size, stride, ok", [([2, 3], [3, 1], True), ([2, 3], [1, 2], True), ([3], [0], False),
+                                              ([2, 3], [2, 1], False), (["n0"], [0], False)])
+def test_an_overlapping_as_strided_view_is_refused(size, stride, ok):
+    """torch_xla has no overlapping tensors (pytorch/xla#2964): a hand-written one is bad input, not a finding."""
+    from fuzz.program.step_ir import Block, Step
+
+    steps = [Step("rand", params={"shape": [6], "seed": 1}, out="t0"),
+             Step("as_strided", ["t0"], {"size": size, "stride": stride, "offset": 0}, out="t1"),
+             Step("observe", ["t1"])]
+    p = StepProgram(blocks=[Block(steps=steps, repeat=2, sizes={"n0": [1, 2]} if "n0" in size else {})])
+    if ok:
+        check(p)
+    else:
+        with pytest.raises(ProgramError, match="overlap"):
+            check(p)

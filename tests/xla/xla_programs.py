@@ -61,6 +61,19 @@ def fills_an_expanded_view(p: StepProgram) -> bool:
     return any(s.op in ("fill_", "zero_") and s.args[0] in expanded for _, s in p.steps())
 
 
+def without_expanded_fills(p: StepProgram) -> StepProgram:
+    """p without its fill_/zero_ steps through an expanded view (and blocks left empty): what the rest of p
+    does, judged apart from that bug."""
+    expanded = {s.out for _, s in p.steps() if s.op == "expand"}
+    blocks = []
+    for b in p.blocks:
+        steps = [Step(s.op, list(s.args), dict(s.params), s.out) for s in b.steps
+                 if not (s.op in ("fill_", "zero_") and s.args[0] in expanded)]
+        if steps:
+            blocks.append(Block(steps=steps, repeat=b.repeat, sizes=dict(b.sizes)))
+    return StepProgram(blocks=blocks, dtype=p.dtype, settings=p.settings)
+
+
 def expanded_fill_program() -> StepProgram:
     """ones(1) expanded to 3 elements, filled with 5 through the view: eager leaves t0 = [5]."""
     return StepProgram(blocks=[Block(steps=[
