@@ -232,7 +232,8 @@ MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad
                "wrong_on_literal_shape": [["reshape_lit"], ["squeeze_dynamic"]],
                "wrong_on_unbacked_broadcast": [["mask_keep", op] for op in _BROADCASTING],
                "wrong_on_item_argument": [["item_clamp"], ["item_full"], ["item_pad"]],
-               "wrong_on_computed_as_strided": [["as_strided_free"]],
+               # a literal window fits its operand's storage: the shrinker keeps a producer (the neutral op) there
+               "wrong_on_computed_as_strided": [["as_strided_free"], ["nan_to_num", "as_strided_free"]],
                # nan_to_num: of a second, non-contiguous input (the graph must read it), or after a cumprod
                "wrong_on_rare_triple": [[op] + tail for op in ("cumsum", "cumprod") for tail in ([], ["nan_to_num"])],
                "wrong_on_bool_operand": [[op] for op in ("ldexp", "copysign", "floor_divide", "remainder", "fmod",
@@ -247,7 +248,9 @@ SEEN_AS = {
     "mutate_input": ("input-mutation-mismatch", lambda p: True),
     "wrong_on_odd_reflect": ("divergence", lambda p: p["ops"][0]["params"].get("mode") == "reflect"),
     "wrong_after_matmul": ("divergence", lambda p: True),
-    "wrong_with_data_dependent": ("divergence", lambda p: p["settings"]["dynamo"].get("capture_dynamic_output_shape_ops")),
+    # fullgraph=True keeps nonzero in the graph too (no break to make)
+    "wrong_with_data_dependent": ("divergence", lambda p: p["settings"]["dynamo"].get("capture_dynamic_output_shape_ops")
+                                  or p["settings"]["fullgraph"]),
     "wrong_strides": ("stride-mismatch", lambda p: True),
     "breaks_on_alias": ("divergence", lambda p: any(x.get("alias") for x in p["inputs"])),
     "widens_narrow_ints": ("divergence", lambda p: any(x["dtype"] in ("uint8", "int8", "int16") for x in p["inputs"])),
@@ -266,7 +269,7 @@ SEEN_AS = {
     "wrong_on_item_argument": ("divergence", lambda p: p["settings"]["dynamo"].get("capture_scalar_outputs")
                                or p["settings"]["fullgraph"]),
     # inside the storage: past it, eager raises first
-    "wrong_on_computed_as_strided": ("divergence", lambda p: p["ops"][0]["params"]["way"] in ("window", "literal")),
+    "wrong_on_computed_as_strided": ("divergence", lambda p: p["ops"][-1]["params"]["way"] in ("window", "literal")),
     # all three features stay: an unbacked mark, a layout that is not contiguous, the cumulative op
     "wrong_on_rare_triple": ("divergence", lambda p: any("unbacked" in x["marks"] for x in p["inputs"]) and any(
         x.get("layout", "contiguous") not in ("contiguous", "offset") for x in p["inputs"])),
@@ -374,19 +377,23 @@ def assert_settled(corpus, state, backend=None, triaged=True):
 # (seed 2; none in 24 of seeds 0, 1), breaks_on_alias 13 (seed 7; none in 24 of seeds 0-6), wrong_on_odd_reflect
 # 32 (seed 6; none in 60 of seeds 0-5), wrong_on_bool_operand 53 (seed 7; none in 60 of seeds 0-6);
 # wrong_on_computed_as_strided draws the view family (EXTRA; its default-campaign figure is in docs/generator.md).
-# wrong_on_rare_triple (three features at once) 44 (seed 0; 930 on seed 4).
+# wrong_on_rare_triple (three features at once) 44 (seed 0; 930 on seed 4). With the pulls and crop shifts (stop
+# 37; 30-40 cases a seed, 150 for the rarest): wrong_on_int_matmul 20 (seed 9), wrong_with_data_dependent 24 (seed
+# 4), wrong_on_rare_triple 82 (seed 0), wrong_on_item_argument 6, 8 (seed 1; none in 60 of seed 0),
+# wrong_on_sized_or_5d_interpolate 8 (seed 0; none in 60 of seed 9), breaks_on_alias 10, 12 (seed 3; none in 30 of
+# seeds 0-2, 60 of seed 7), wrong_on_bool_operand 122 (seed 7; none in 40 of seeds 0-6 and 8-12).
 # 150 cases for every plant made this 15 minutes of CI on two CPUs, most of it shrinking raw signatures
 # (a process of its own each). A change of the generator changes the stream: a plant first seen later
 # fails its test with "no entry", and its count here goes up (or its seed changes).
 CASES = {"corrupt_large": 12, "mutate_input": 12, "wrong_strides": 12, "storage_error_on_pad": 12,
-         "wrong_gradients": 12, "wrong_after_matmul": 12, "wrong_with_data_dependent": 12, "breaks_on_alias": 16,
-         "wrong_on_odd_reflect": 36, "wrong_on_sized_or_5d_interpolate": 32, "widens_narrow_ints": 12,
-         "wrong_on_bool_operand": 56, "wrong_on_int_matmul": 12, "wrong_on_resizing_view": 12,
-         "wrong_on_literal_shape": 12, "wrong_on_unbacked_broadcast": 12, "wrong_on_item_argument": 18,
-         "wrong_on_computed_as_strided": 12, "wrong_on_rare_triple": 48}
-SEEDS = {"wrong_on_rare_triple": 0, "wrong_on_item_argument": 0, "wrong_gradients": 0, "wrong_after_matmul": 9, "wrong_on_odd_reflect": 6,
-         "wrong_on_sized_or_5d_interpolate": 9, "wrong_on_bool_operand": 7, "wrong_on_int_matmul": 9,
-         "wrong_on_resizing_view": 11, "breaks_on_alias": 7, "widens_narrow_ints": 3, "wrong_on_literal_shape": 2}
+         "wrong_gradients": 12, "wrong_after_matmul": 12, "wrong_with_data_dependent": 27, "breaks_on_alias": 14,
+         "wrong_on_odd_reflect": 36, "wrong_on_sized_or_5d_interpolate": 12, "widens_narrow_ints": 12,
+         "wrong_on_bool_operand": 126, "wrong_on_int_matmul": 23, "wrong_on_resizing_view": 12,
+         "wrong_on_literal_shape": 12, "wrong_on_unbacked_broadcast": 12, "wrong_on_item_argument": 10,
+         "wrong_on_computed_as_strided": 12, "wrong_on_rare_triple": 86}
+SEEDS = {"wrong_on_rare_triple": 0, "wrong_on_item_argument": 1, "wrong_gradients": 0, "wrong_after_matmul": 9, "wrong_on_odd_reflect": 6,
+         "wrong_on_sized_or_5d_interpolate": 0, "wrong_on_bool_operand": 7, "wrong_on_int_matmul": 9,
+         "wrong_on_resizing_view": 11, "breaks_on_alias": 3, "widens_narrow_ints": 3, "wrong_on_literal_shape": 2}
 
 
 # A plant the default draws too rarely for CI's cases (its conjunction: a mask that keeps every row, an op of two

@@ -68,7 +68,7 @@ def test_relaxed_families_reach_the_minimal_form_from_a_mixed_program():
     # a value outcome's signature names the op families, so the pinned key keeps
     # one op per family; relax_families lets the other families go
     p, v = first_finding(dict(backend=REFLECT, families=("pointwise", "binary", "pad", "view", "reduction")),
-                         seed=4, min_ops=4)
+                         seed=7, min_ops=4)  # a mixed program with a reflect finding (seed 4 before stop 37)
     key = signature(v, p).key
     assert "families: pad |" not in signature(v, p).text
     relaxed = shrink(p, key, time_budget=120, relax_families=True)
@@ -144,7 +144,7 @@ def _fake_start_json():
     from fuzz.campaign.generate import generate
     from strategies import programs
 
-    for p in generate(programs(max_ops=6, max_inputs=3, backend=REFLECT), seed_=0, count=300):
+    for p in generate(programs(max_ops=6, max_inputs=3, backend=REFLECT), seed_=1, count=300):
         if len(p.ops) >= 4 and len(p.inputs) >= 2 and fake_reflect_bug(p).is_finding:
             return p.to_json()
     raise AssertionError("no start program")

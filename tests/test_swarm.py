@@ -71,7 +71,8 @@ def test_programs_stay_inside_their_batch_swarms():
             assert fits, p.to_json()
             homes.append(fits[0])
             checked += 1
-        assert len(set(homes)) >= 3, homes
+        if produced <= len(progs):  # a batch the count did not cut short
+            assert len(set(homes)) >= 3, homes
         at = produced
     assert checked == 120
 
