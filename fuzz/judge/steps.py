@@ -12,7 +12,10 @@ side's observe hook:
   read, as if a sync had not refreshed it;
 - "cached-result": reads are served from a process-wide cache keyed by shape
   and dtype only, like an executable cache whose key misses what the graph
-  computes (the seed's bug); it serves results of other programs too.
+  computes (the seed's bug); it serves results of other programs too;
+- "wrong-on-as-strided": in a program with an as_strided view, every read is
+  off by one, as if the view's lowering were wrong (issue 27: step programs
+  had no as_strided; the generator must reach it and the oracle see it).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from fuzz.judge.xla_audit import KNOWN_COLLISION, HashAudit, known_issue  # noqa
 from fuzz.program.step_codegen import module_source
 from fuzz.program.step_ir import StepProgram
 
-FAULTS = ("stale-after-sync", "cached-result")
+FAULTS = ("stale-after-sync", "cached-result", "wrong-on-as-strided")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 _VERDICT_TAG = "SHAPEFUZZ-VERDICT "
 _loaded: dict = {}  # source -> namespace; a replay reuses the same function object
@@ -62,11 +65,14 @@ def load(p: StepProgram) -> dict:
     return _loaded[src]
 
 
-def _faulty(observe, fault: str | None):
+def _faulty(observe, fault: str | None, p: StepProgram | None = None):
     if fault is None:
         return observe
     if fault not in FAULTS:
         raise ValueError(f"unknown fault {fault!r}; use one of {FAULTS}")
+    if fault == "wrong-on-as-strided":
+        strided = p is not None and any(s.op == "as_strided" for _, s in p.steps())
+        return (lambda label, v: observe(label, v + 1)) if strided else observe
     first: dict = {}
 
     def stale(label, v):
@@ -114,7 +120,7 @@ def _run_xla(ns: dict, p: StepProgram, fault: str | None):
     warnings.filterwarnings("ignore", "Use torch_xla.sync instead", DeprecationWarning)  # xm.mark_step
     torch_xla._XLAC._xla_set_enable_alias_with_buffer_donor_config(p.settings.donor_config)
     seen: list = []
-    observe = _faulty(lambda label, v: seen.append((label, v)), fault)
+    observe = _faulty(lambda label, v: seen.append((label, v)), fault, p)
     donate = getattr(torch_xla._XLAC, "_set_buffer_donation", None) or (lambda t, flag: False)
     try:
         torch_xla.sync()  # nothing of an earlier case may ride along in this one's graphs

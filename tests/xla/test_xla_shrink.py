@@ -32,6 +32,18 @@ def test_planted_fault_found_in_a_generated_program_shrinks(fault):
     assert run_step_program(res.program).outcome.value == "ok"  # the fault, not torch_xla, is the bug
 
 
+def test_a_planted_as_strided_fault_is_found_and_shrinks_to_the_view():
+    """Issue 27: step programs draw as_strided, and a fault that needs one is found in a few dozen programs
+    and shrinks to a creation, the view and a read."""
+    evaluate = planted("wrong-on-as-strided")
+    found = next(p for p in generate(step_programs(), seed_=21, count=100) if evaluate(p).is_finding)
+    assert any(s.op == "as_strided" for _, s in found.steps())
+    res = shrink_steps(found, evaluate, time_budget=120)
+    ops = [s.op for _, s in res.program.steps()]
+    assert "as_strided" in ops and res.steps_after <= 4, ops
+    assert run_step_program(res.program).outcome.value == "ok"
+
+
 def test_a_program_that_passes_is_not_a_finding_to_shrink():
     with pytest.raises(ValueError, match="not a finding"):
         shrink_steps(seed_program(), run_step_program)
