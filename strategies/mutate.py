@@ -32,7 +32,7 @@ from fuzz.program.opdb import OPS
 from fuzz.program.opspec import FAMILIES
 from fuzz.program.typecheck import typecheck
 
-from .programs import OP_WEIGHTS, _Draft, _draw_op
+from .programs import _WRITABLE_AFTER, OP_WEIGHTS, _Draft, _draw_op
 from .shapes import layouts as layout_fields
 
 EDITS = ("swap_op", "params", "insert_op", "delete_op", "mark", "dtype", "layout", "dynamic", "values")
@@ -64,8 +64,9 @@ class Menu:
 
 def keeps_rules(p: Program, env: dict | None = None) -> bool:
     """The generator's rules beyond the type checker's: no unbacked mark on a
-    symbol an op guards, and a backward program writes no input and
-    differentiates every op."""
+    symbol an op guards, and a backward program differentiates every op and
+    writes in place only a value no earlier op read, made by an op that keeps
+    nothing of it for backward (programs._writable_in_backward)."""
     env = env if env is not None else typecheck(p)
     guarded: set = set()
     for c in p.ops:
@@ -75,11 +76,15 @@ def keeps_rules(p: Program, env: dict | None = None) -> bool:
             if m == "unbacked" and (not isinstance(d, str) or d in guarded):
                 return False
     if p.settings.backward:
-        roots = {x.name for x in p.inputs}
-        for c in p.ops:
+        made = {c.out: c for c in p.ops}
+        for j, c in enumerate(p.ops):
             spec = OPS[c.op]
-            if not spec.grad or (spec.mutates and env[c.args[0]].root in roots):
+            if not spec.grad:
                 return False
+            t = c.args[0]
+            if spec.mutates and not (t in made and env[t].root == t and OPS[made[t].op].family in _WRITABLE_AFTER
+                                     and not any(t in e.args for e in p.ops[:j])):
+                return False  # as programs(): no input, and no value autograd may have saved
     return True
 
 

@@ -343,14 +343,27 @@ def _fresh_dtype(d, spec, args, dtypes=D.ALL) -> str:
     return dt
 
 
+# Families whose ops keep neither result nor inputs' storage for backward in a way a later write of their
+# result breaks: eager's autograd refused `cumprod(x).relu_()` ("modified by an inplace operation").
+_WRITABLE_AFTER = ("binary", "pad", "cat")
+
+
+def _writable_in_backward(draft, name, a) -> bool:
+    call = draft.made.get(name)
+    return (call is not None and a.root == name and OPS[call.op].family in _WRITABLE_AFTER
+            and not any(name in c.args for c in draft.made.values()))
+
+
 def _draw_op(d, draft, menu, out, backward=False):
     env = draft.env
     values = [env[n] for n in draft.inputs_names + draft.values]
 
     def usable_for(name):
         a = env[name]
-        # an input that requires grad (or a view of it) cannot be written in place
-        writable = not (backward and a.root in draft.inputs_names)
+        # an input that requires grad (or a view of it) cannot be written in place, nor a value autograd may
+        # have saved: one an earlier op read, one an op of another family made (cumprod, exp, relu... keep
+        # their result for backward), or a view (its base may be either)
+        writable = not backward or _writable_in_backward(draft, name, a)
         return {f: [o for o in specs if o.applicable(a, values) and (writable or not o.mutates)]
                 for f, specs in menu.items()}
 
