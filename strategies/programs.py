@@ -77,9 +77,9 @@ def _pulled(draft) -> str | None:
     """A value the next op should read first, at times: the latest value when
     it has an exact unbacked size, is a two-dim crop or any/all of uint8 (the
     affinities above act only on a first operand, and the next op read another
-    value most of the time), or,
-    right after an in-place write to an input that shares its storage with
-    another, that other input (the aliased write-then-read of issue 27)."""
+    value most of the time), or, right after an in-place write to an input
+    that shares its storage with another, that other input (the aliased
+    write-then-read of issue 27)."""
     if not draft.values:
         return None
     last = draft.values[-1]
