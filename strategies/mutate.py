@@ -31,8 +31,9 @@ from fuzz.program.layouts import LAYOUTS
 from fuzz.program.opdb import OPS
 from fuzz.program.opspec import FAMILIES
 from fuzz.program.typecheck import typecheck
+from fuzz.findings.program_edits import leaves, remove_ops
 
-from .programs import _WRITABLE_AFTER, OP_WEIGHTS, _Draft, _draw_op
+from .programs import _Draft, _draw_op, op_menus, writable_in_backward
 from .shapes import layouts as layout_fields
 
 EDITS = ("swap_op", "params", "insert_op", "delete_op", "mark", "dtype", "layout", "dynamic", "values")
@@ -45,14 +46,9 @@ class Menu:
 
     def __init__(self, *, device: str = "cpu", families=FAMILIES, ops=None, dtypes=D.ALL, layouts=LAYOUTS,
                  marks=MARKS, dynamic_flags=(None, True, False), max_ops: int = 6):
-        from fuzz.devices import device_type
-
         from .markings import has_mark_unbacked
 
-        here = device_type(device)
-        self.ops = {f: [o for o in OPS.family(f) if (ops is None or o.name in ops) and o.runs_on(here)
-                        for _ in range(OP_WEIGHTS.get(o.name, 1))] for f in FAMILIES if f in families}
-        self.grad_ops = {f: [o for o in specs if o.grad] for f, specs in self.ops.items()}
+        self.ops, self.grad_ops = op_menus(families, ops, device)
         self.dtypes, self.layouts = tuple(dtypes), tuple(layouts)
         self.marks = tuple(m for m in marks if m != "unbacked" or has_mark_unbacked())
         self.dynamic_flags = tuple(dynamic_flags)
@@ -66,7 +62,7 @@ def keeps_rules(p: Program, env: dict | None = None) -> bool:
     """The generator's rules beyond the type checker's: no unbacked mark on a
     symbol an op guards, and a backward program differentiates every op and
     writes in place only a value no earlier op read, made by an op that keeps
-    nothing of it for backward (programs._writable_in_backward)."""
+    nothing of it for backward (programs.writable_in_backward)."""
     env = env if env is not None else typecheck(p)
     guarded: set = set()
     for c in p.ops:
@@ -76,15 +72,11 @@ def keeps_rules(p: Program, env: dict | None = None) -> bool:
             if m == "unbacked" and (not isinstance(d, str) or d in guarded):
                 return False
     if p.settings.backward:
-        made = {c.out: c for c in p.ops}
         for j, c in enumerate(p.ops):
             spec = OPS[c.op]
-            if not spec.grad:
+            before = {e.out: e for e in p.ops[:j]}
+            if not spec.grad or (spec.mutates and not writable_in_backward(before, c.args[0], env[c.args[0]])):
                 return False
-            t = c.args[0]
-            if spec.mutates and not (t in made and env[t].root == t and OPS[made[t].op].family in _WRITABLE_AFTER
-                                     and not any(t in e.args for e in p.ops[:j])):
-                return False  # as programs(): no input, and no value autograd may have saved
     return True
 
 
@@ -98,11 +90,6 @@ def _valid(p: Program) -> bool:
 def _fresh_name(p: Program) -> str:
     taken = {x.name for x in p.inputs} | {c.out for c in p.ops}
     return next(f"v{k}" for k in range(len(taken) + 1) if f"v{k}" not in taken)
-
-
-def _leaves(p: Program) -> list:
-    used = {a for c in p.ops for a in c.args}
-    return [c.out for c in p.ops if c.out not in used] or [p.ops[-1].out if p.ops else p.inputs[0].name]
 
 
 def _draft_before(p: Program, j: int, menu_layouts, dtypes) -> _Draft:
@@ -176,15 +163,13 @@ def _insert_op(d, p: Program, menu: Menu):
     if d(st.booleans()) and new.shape == env[a].shape and new.dtype == env[a].dtype:  # in the middle of a chain
         for later in q.ops[j + 1:]:
             later.args = [call.out if x == a else x for x in later.args]
-    q.outputs = list(dict.fromkeys(q.outputs + _leaves(q)))  # the new value, unless read later
+    q.outputs = list(dict.fromkeys(q.outputs + leaves(q)))  # the new value, unless read later
     return q, f"insert_op {j} {call.op}"
 
 
 def _delete_op(d, p: Program, menu: Menu):
     if len(p.ops) < 2:
         return None
-    from fuzz.findings.program_edits import remove_ops
-
     j = d(st.integers(0, len(p.ops) - 1))
     return remove_ops(p, {j}, rewire=0), f"delete_op {j} {p.ops[j].op}"
 

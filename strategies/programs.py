@@ -109,6 +109,18 @@ def _op_choices(specs, a) -> list:
 _FRESH = (False, False, True)
 
 
+def op_menus(families, ops, device: str) -> tuple:
+    """(menu, grad_menu): family -> the op specs drawn from it (each OP_WEIGHTS times), of `families` (in
+    FAMILIES order), limited to `ops` when given and to ops eager runs on `device`; grad_menu keeps the
+    differentiable ones (backward programs)."""
+    from fuzz.devices import device_type
+
+    here = device_type(device)
+    menu = {f: [o for o in OPS.family(f) if (ops is None or o.name in ops) and o.runs_on(here)
+                for _ in range(OP_WEIGHTS.get(o.name, 1))] for f in FAMILIES if f in families}
+    return menu, {f: [o for o in specs if o.grad] for f, specs in menu.items()}
+
+
 def takes_inductor_options(backend: str) -> bool:
     from fuzz.judge.backends import BackendError, backend as row
 
@@ -160,14 +172,12 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
     unknown = set(ops or ()) - {o.name for o in OPS}
     if unknown:
         raise InvalidArgument(f"unknown ops {sorted(unknown)}; see `shapefuzz ops`")
-    from fuzz.devices import device_type
-
-    here = device_type(device)
-    menu = {f: [o for o in OPS.family(f) if (ops is None or o.name in ops) and o.runs_on(here)
-                for _ in range(OP_WEIGHTS.get(o.name, 1))] for f in fams}
+    menu, grad_menu = op_menus(fams, ops, device)
     if ops and not any(menu.values()):
-        raise InvalidArgument(f"none of the ops {sorted(ops)} runs on {here} in eager (`shapefuzz ops`)")
-    grad_menu = {f: [o for o in specs if o.grad] for f, specs in menu.items()}
+        from fuzz.devices import device_type
+
+        raise InvalidArgument(f"none of the ops {sorted(ops)} runs on {device_type(device)} in eager "
+                              "(`shapefuzz ops`)")
 
     @st.composite
     def draw(d):
@@ -348,10 +358,12 @@ def _fresh_dtype(d, spec, args, dtypes=D.ALL) -> str:
 _WRITABLE_AFTER = ("binary", "pad", "cat")
 
 
-def _writable_in_backward(draft, name, a) -> bool:
-    call = draft.made.get(name)
+def writable_in_backward(made: dict, name: str, a) -> bool:
+    """Whether a backward program may write value `name` (ValueInfo `a`) in place, `made` being the ops
+    before the write (result -> OpCall)."""
+    call = made.get(name)
     return (call is not None and a.root == name and OPS[call.op].family in _WRITABLE_AFTER
-            and not any(name in c.args for c in draft.made.values()))
+            and not any(name in c.args for c in made.values()))
 
 
 def _draw_op(d, draft, menu, out, backward=False):
@@ -363,7 +375,7 @@ def _draw_op(d, draft, menu, out, backward=False):
         # an input that requires grad (or a view of it) cannot be written in place, nor a value autograd may
         # have saved: one an earlier op read, one an op of another family made (cumprod, exp, relu... keep
         # their result for backward), or a view (its base may be either)
-        writable = not backward or _writable_in_backward(draft, name, a)
+        writable = not backward or writable_in_backward(draft.made, name, a)
         return {f: [o for o in specs if o.applicable(a, values) and (writable or not o.mutates)]
                 for f, specs in menu.items()}
 

@@ -13,7 +13,8 @@ from fuzz.program.ir import NEUTRAL_BINARY, NEUTRAL_OP, REPRESENTATIVES, OpCall,
 from fuzz.program.layouts import view_shape
 
 
-def _leaves(p: Program) -> list:
+def leaves(p: Program) -> list:
+    """The values no op reads (the last op's, or the first input, where there are none)."""
     used = {a for c in p.ops for a in c.args}
     out = [c.out for c in p.ops if c.out not in used]
     return out or ([p.ops[-1].out] if p.ops else [p.inputs[0].name])
@@ -60,7 +61,7 @@ def remove_ops(p: Program, drop: set, rewire: int | None = 0) -> Program:
         c.args = args
         ops.append(c)
     q.ops = ops
-    q.outputs = _leaves(q)
+    q.outputs = leaves(q)
     return _tidy(q)
 
 
@@ -194,7 +195,7 @@ def _joins(p: Program) -> Iterator:
                 continue
             q = remove_ops(p, {i, j}, 0)
             q.ops.append(OpCall(op=NEUTRAL_BINARY, args=[a, b], params={}, out=out))
-            q.outputs = _leaves(q)
+            q.outputs = leaves(q)
             yield f"ops {i} {p.ops[i].op} and {j} {p.ops[j].op} -> one {NEUTRAL_BINARY}", _tidy(q)
 
 
