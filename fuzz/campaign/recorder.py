@@ -46,7 +46,7 @@ class Recorder:
         new = self.state.new_lines(info["coverage"]) if "coverage" in info else None
         # the pool line first: killed before coverage.txt has the lines, a resume finds them new again
         origin = self.guide.record(i, judged, len(new) if new is not None else None) if self.guide else None
-        new_lines = self.state.record_coverage(new) if new is not None else None
+        new_lines = self.state.add_lines(new) if new is not None else None
         self.state.record_case(i, vd, info.get("wall"), sync=v.is_finding, node=info.get("node"), new_lines=new_lines,
                                origin=origin)
 

@@ -306,7 +306,10 @@ class CampaignState:
 
     def record_coverage(self, lines: list) -> int:
         """Add a case's compiler lines to coverage.txt; how many no case had reached."""
-        new = self.new_lines(lines)
+        return self.add_lines(self.new_lines(lines))
+
+    def add_lines(self, new: list) -> int:
+        """Append lines new_lines() found new to coverage.txt; how many."""
         if new:
             with open(self.path("coverage.txt"), "a", encoding="utf-8") as f:
                 f.write("".join(x + "\n" for x in new))

@@ -351,8 +351,9 @@ def _check_step(st: Step, bound: set, block: Block, where: str) -> None:
 
 def _overlaps(size: list, stride: list) -> bool:
     """Whether two elements of an as_strided view share a location: in stride order, each dim of more than
-    one element must step past everything the smaller strides reach. Sizes that are symbols count as 2
-    (rejected conservatively); mismatched lengths are left to eager."""
+    one element must step past everything the smaller strides reach (fuzz/judge/loop.py's _overlapping,
+    on a tensor: that module may import only torch, since repros embed it). Sizes that are symbols count
+    as 2 (rejected conservatively); mismatched lengths are left to eager."""
     if len(size) != len(stride):
         return False
     dims = sorted((st_, 2 if isinstance(n, str) else n) for n, st_ in zip(size, stride)
