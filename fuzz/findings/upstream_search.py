@@ -78,11 +78,11 @@ def repos_of(entry) -> list[str]:
 
 def _words(text: str, limit: int) -> str:
     """The plain words of a masked text (masks, symbols and punctuation dropped), up to `limit` characters."""
-    words = [w for w in re.split(r"[^\w']+", text) if w and w.strip("'") and w not in _NOISE_WORDS
-             and not w.isdigit()]
+    words = [w.strip("'") for w in re.split(r"[^\w']+", text)]
     out = ""
     for w in words:
-        w = w.strip("'")
+        if not w or w in _NOISE_WORDS or w.isdigit():
+            continue
         if len(out) + len(w) + 1 > limit:
             break
         out = f"{out} {w}".strip()
