@@ -135,14 +135,16 @@ def test_a_rate_limit_is_reported_and_ends_the_run(api, corpus, capsys):
     assert {r.key: r for r in bug_rows(corpus)}[VALUE_ENTRY].upstream == "not searched upstream yet"
 
 
-@pytest.mark.parametrize("body", [b"<html>not json</html>", json.dumps({"items": "nope"}).encode(),
-                                  json.dumps([1, 2]).encode(), b"{" * 100000,
-                                  json.dumps({"items": [], "pad": "x" * (1 << 20)}).encode()])
-def test_a_malformed_answer_is_said_not_stored(api, corpus, body):
+@pytest.mark.parametrize("body, detail", [(b"<html>not json</html>", "not JSON"), (b"[" * 100000, "not JSON"),
+                                          (json.dumps({"items": "nope"}).encode(), "no list of items"),
+                                          (json.dumps([1, 2]).encode(), "no list of items"),
+                                          (json.dumps({"items": [], "pad": "x" * (1 << 20)}).encode(), "bytes")])
+def test_a_malformed_answer_is_said_not_stored(api, corpus, body, detail):
     _answer(api, body)
     assert _run(corpus / ERROR_ENTRY, api.url) == 0
     rec = _upstream(corpus, ERROR_ENTRY)
     assert rec["last_search"]["result"] == "not searched (malformed answer)" and "candidates" not in rec
+    assert detail in rec["last_search"]["detail"]
 
 
 def test_no_network_is_not_searched_with_the_date(corpus, capsys):
