@@ -114,3 +114,18 @@ def test_a_string_of_several_lines_keeps_its_text_in_the_function():
     scope = {}
     exec(compile("def f():\n" + "\n".join(body) + "\n    return x\n", "t", "exec"), scope)
     assert scope["f"]() == "a\nb"
+
+
+def test_a_module_backend_is_left_out_unless_allowed(tmp_path, monkeypatch):
+    from fuzz.judge.backends import ALLOW_ENV
+
+    monkeypatch.delenv(ALLOW_ENV, raising=False)
+    d = tmp_path / "c" / CPU_ENTRY
+    shutil.copytree(ROOT / "corpus" / CPU_ENTRY, d)
+    p = json.loads((d / "program.json").read_text())
+    p["settings"]["backend"] = "os:system"
+    (d / "program.json").write_text(json.dumps(p))
+    text, keys, skipped = export(tmp_path / "c")
+    assert not keys and "would import module 'os'" in skipped[0][1] and "system" not in text
+    monkeypatch.setenv(ALLOW_ENV, "os")  # --allow-backend os
+    assert export(tmp_path / "c")[1] == [CPU_ENTRY]

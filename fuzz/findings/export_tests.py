@@ -14,7 +14,9 @@ programs, recompiles, hangs: their check needs the judging loop), entries of
 other devices than CPU and CUDA (torch_xla would need its own import and
 device), crashes (they would kill the test process), entries that passed at
 the last replay or whose short repro did not fail standalone, and the
-set-aside unconfirmed/ entries (Corpus.entries skips them). Nothing stored
+set-aside unconfirmed/ entries (Corpus.entries skips them), and entries of a
+module:attr backend whose module --allow-backend does not name (the test
+would import it; shapefuzz's planted backends are allowed). Nothing stored
 in an entry is copied into the file as code: text (title, link) enters as a
 repr()'d string literal only.
 """
@@ -74,6 +76,7 @@ def _link(entry) -> str | None:
 
 def left_out(entry) -> str | None:
     """Why an entry gets no test, or None."""
+    from fuzz.judge.backends import not_allowed
     from fuzz.judge.verdict import Outcome
     from fuzz.program.short_repro import supported
 
@@ -82,6 +85,9 @@ def left_out(entry) -> str | None:
         return f"no short repro: {why}"
     if entry.program.device_type() not in ("cpu", "cuda"):
         return f"a {entry.program.device_type()} entry (CPU and CUDA only)"
+    refused = not_allowed(entry.program.settings.backend)
+    if refused:  # the test would import the module a program names
+        return refused
     if entry.verdict.outcome is Outcome.CRASH:
         return "a crash would kill the test process"
     last = entry.meta.get("last_replay")
