@@ -109,6 +109,8 @@ def test_a_hit_records_the_valid_candidates_with_the_date_and_keeps_a_persons_re
     assert all(h.get("Authorization") == "Bearer tok123" for _, h in api.seen)
     assert "tok123" not in (corpus / ERROR_ENTRY / "meta.json").read_text()
     assert "1 candidate(s)" in capsys.readouterr().out
+    row = {r.key: r for r in bug_rows(corpus)}[ERROR_ENTRY]
+    assert row.upstream == f"not found upstream ({TODAY}); candidates: https://github.com/pytorch/pytorch/issues/188230"
 
 
 def test_no_hit_is_not_found_with_the_date(api, corpus):
@@ -170,3 +172,14 @@ def test_an_xla_entry_searches_pytorch_xla_too(corpus):
     entry = Corpus(corpus).load(corpus / XLA_ENTRY)
     qs = queries(entry)
     assert qs and all("repo:pytorch/pytorch repo:pytorch/xla is:issue" in q.q and len(q.q) <= 256 for q in qs)
+
+
+def test_queries_hold_only_terms_an_issue_would_hold():
+    """A value finding's message is the harness's words, a CUDA fault's frame is where it surfaced, and
+    shapefuzz's op names are searched by their torch names: none of them is a search term."""
+    corpus = Corpus(ROOT / "corpus")
+    kinds = {key: {q.kind: q.q for q in queries(corpus.load(ROOT / "corpus" / key))}
+             for key in (VALUE_ENTRY, "0839c5693190", "1ea7d2adc643")}
+    assert set(kinds[VALUE_ENTRY]) == {"ops"} and "values" not in kinds[VALUE_ENTRY]["ops"]
+    assert set(kinds["0839c5693190"]) == {"message", "ops"}  # CUDA error: misaligned address, no frame
+    assert kinds["1ea7d2adc643"]["ops"].startswith("add_ cat lt mul_ wrong ")  # mul_scalar_ is Tensor.mul_

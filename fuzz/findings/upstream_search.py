@@ -46,6 +46,11 @@ NO_NETWORK = "not searched (no network)"
 RATE_LIMITED = "not searched (rate limited)"
 _URL = re.compile(r"https://github\.com/([\w.-]{1,100}/[\w.-]{1,100})/(issues|pull)/([0-9]{1,9})")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# the word an issue about the symptom most likely holds (an exception: its type's name)
+_SYMPTOM_WORD = {"divergence": "wrong", "nonfinite": "nan", "stride-mismatch": "stride", "dtype-mismatch": "dtype",
+                 "shape-mismatch": "shape", "input-mutation-mismatch": "mutation", "gradient-mismatch": "gradient",
+                 "unexpected-recompile": "recompile", "hang": "hang", "crash": "crash"}
+_GENERIC_FRAMES = {"run", "call", "wrapper", "inner", "forward", "synchronize", "sync", "compile", "fn", "apply"}
 _NOISE_WORDS = {"N", "s", "u", "ps", "zuf", "tmp", "addr", "hash", "path"}
 
 
@@ -79,10 +84,11 @@ def repos_of(entry) -> list[str]:
 def _words(text: str, limit: int) -> str:
     """The plain words of a masked text (masks, symbols and punctuation dropped), up to `limit` characters."""
     words = [w.strip("'") for w in re.split(r"[^\w']+", text)]
-    out = ""
+    out, seen = "", set()
     for w in words:
-        if not w or w in _NOISE_WORDS or w.isdigit():
+        if not w or w in _NOISE_WORDS or w.isdigit() or w in seen:
             continue
+        seen.add(w)
         if len(out) + len(w) + 1 > limit:
             break
         out = f"{out} {w}".strip()
@@ -95,34 +101,41 @@ def _ops(entry) -> list[str]:
     if not ops:
         ops = [c.op for c in getattr(entry.program, "ops", [])] + [s.op for _, s in getattr(entry.program, "steps",
                                                                                              list)()]
+    from fuzz.program.opdb import OPS
+
     names = []
     for o in ops:  # the neutral op the shrinker puts in place of ops a bug does not need names no trigger
-        if isinstance(o, str) and re.fullmatch(r"\w{1,40}", o) and o != "nan_to_num" and o not in names:
-            names.append(o)
+        if not isinstance(o, str) or not re.fullmatch(r"\w{1,40}", o) or o == "nan_to_num":
+            continue
+        api = OPS[o].api if o in OPS else ""  # the torch name: mul_scalar_ is Tensor.mul_, item_arange torch.arange
+        name = re.sub(r"_scalar(_?)$", r"\1", api.rpartition(".")[2] if api else o)
+        if re.fullmatch(r"\w{1,40}", name) and name not in names:
+            names.append(name)
     return names[:4]
 
 
 def queries(entry) -> list[Query]:
     """The search queries for an entry: message, frame and ops, each scoped to its repositories and issues."""
-    from fuzz.findings.signature import innermost_frame, normalize_message
+    from fuzz.findings.signature import _ASYNC_CUDA, innermost_frame, normalize_message
 
     v = entry.verdict
     scope = " ".join(f"repo:{r}" for r in repos_of(entry)) + " is:issue"
     room = MAX_QUERY - len(scope) - 1
     out = []
     exc = (v.exc_type or "").rsplit(".", 1)[-1]
-    msg = _words(normalize_message(v.message or ""), room - len(exc) - 1) if v.message else ""
+    if not re.fullmatch(r"\w{1,60}", exc):
+        exc = ""
+    # a value finding's message is the harness's own words ("values mismatch"): no search term
+    msg = _words(normalize_message(v.message or ""), room - len(exc) - 1) if exc else ""
     if msg:
-        out.append(Query("message", f"{exc} {msg}".strip()))
-    frame = innermost_frame(v.frames or [])
-    if frame:
-        func = frame.rpartition(":")[2]
-        if re.fullmatch(r"\w{1,80}", func) and not func.startswith("<"):
-            out.append(Query("frame", f"{func} {exc}".strip()))
+        out.append(Query("message", f"{exc} {msg}"))
+    func = innermost_frame(v.frames or []).rpartition(":")[2]
+    if re.fullmatch(r"\w{1,80}", func) and func.strip("_") not in _GENERIC_FRAMES and not _ASYNC_CUDA.search(
+            v.message or ""):  # a CUDA fault surfaces at a later call: its frame is noise
+        out.append(Query("frame", f"{func} {exc}".strip()))
     ops = _ops(entry)
-    if ops:
-        what = v.outcome.value.replace("-", " ")
-        out.append(Query("ops", _words(f"torch.compile {' '.join(ops)} {what}", room)))
+    if ops:  # GitHub ANDs the words: the ops and one word of the symptom
+        out.append(Query("ops", _words(f"{' '.join(ops)} {exc or _SYMPTOM_WORD.get(v.outcome.value, '')}", room)))
     return [Query(x.kind, f"{x.q} {scope}") for x in out if x.q]
 
 
@@ -262,6 +275,13 @@ def merged_record(old, result: Result, today: str | None = None) -> dict:
         if "url" not in rec:
             rec.setdefault("found", False)  # candidates are not a match until a person says so (url)
     return rec
+
+
+def candidate_urls(rec) -> list[str]:
+    """The candidates' URLs of an `upstream` record as read back (untrusted again: each a plain issue URL)."""
+    cands = rec.get("candidates") if isinstance(rec, dict) else None
+    return [c["url"] for c in cands if isinstance(c, dict) and isinstance(c.get("url"), str)
+            and _URL.fullmatch(c["url"])] if isinstance(cands, list) else []
 
 
 def summary(result: Result) -> str:
