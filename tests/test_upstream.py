@@ -183,3 +183,8 @@ def test_queries_hold_only_terms_an_issue_would_hold():
     assert set(kinds[VALUE_ENTRY]) == {"ops"} and "values" not in kinds[VALUE_ENTRY]["ops"]
     assert set(kinds["0839c5693190"]) == {"message", "ops"}  # CUDA error: misaligned address, no frame
     assert kinds["1ea7d2adc643"]["ops"].startswith("add_ cat lt mul_ wrong ")  # mul_scalar_ is Tensor.mul_
+
+
+def test_an_api_that_is_not_http_is_bad_input(corpus, capsys):
+    assert main(["upstream", str(corpus / ERROR_ENTRY), "--api", "file:///etc/passwd"]) == 2
+    assert "http(s) URL" in capsys.readouterr().err
