@@ -158,14 +158,17 @@ def test_every_subcommand_is_a_module_with_add_parser_and_cmd():
 
     from fuzz.cli import SUBCOMMANDS, build_parser
 
-    names = {m.__name__.rsplit(".", 1)[1] for m in SUBCOMMANDS}
+    def name(m):  # fuzz/cli/export_tests.py is `export-tests`
+        return m.__name__.rsplit(".", 1)[1].replace("_", "-")
+
+    names = {name(m) for m in SUBCOMMANDS}
     assert names == {"check", "run", "stats", "sanitize", "repro", "ops", "replay", "report", "triage", "shrink", "dedupe", "followup",
-                     "bugs", "versions", "bench"}
+                     "bugs", "versions", "bench", "upstream", "export-tests"}
     for m in SUBCOMMANDS:
         sub = argparse.ArgumentParser().add_subparsers(dest="command")
         m.add_parser(sub)
-        assert list(sub.choices) == [m.__name__.rsplit(".", 1)[1]]
-        assert sub.choices[m.__name__.rsplit(".", 1)[1]].get_default("fn") is m.cmd
+        assert list(sub.choices) == [name(m)]
+        assert sub.choices[name(m)].get_default("fn") is m.cmd
     assert set(build_parser()._subparsers._group_actions[0].choices) == names
 
 

@@ -1,5 +1,5 @@
 """Command line: shapefuzz check | run | followup | sanitize | stats | repro | ops | shrink | dedupe | replay |
-report | triage | bugs | versions | bench.
+report | triage | bugs | versions | bench | upstream | export-tests.
 
 One module per subcommand (fuzz/cli/NAME.py: `add_parser(subparsers)` and
 `cmd(args) -> int`), what they share in fuzz/cli/common.py. Library modules
@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fuzz.cli import (bench, bugs, check, dedupe, followup, ops, replay, report, repro, run, sanitize, shrink, stats,
-                      triage, versions)
+from fuzz.cli import (bench, bugs, check, dedupe, export_tests, followup, ops, replay, report, repro, run, sanitize,
+                      shrink, stats, triage, upstream, versions)
 from fuzz.cli.common import EXIT_BAD_INPUT, Parser, error
 
 SUBCOMMANDS = (check, run, followup, sanitize, stats, repro, ops, shrink, dedupe, replay, report, triage, bugs,
-               versions, bench)  # help order
+               versions, bench, upstream, export_tests)  # help order
 
 
 def build_parser() -> argparse.ArgumentParser:

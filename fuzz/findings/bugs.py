@@ -59,7 +59,10 @@ def _upstream(entry, known) -> tuple[str, str]:
     if rec.get("url"):
         return KNOWN, f"{rec['url']} ({rec.get('state', 'seen')}; {rec.get('note', '')})".replace("; )", ")")
     if rec.get("checked"):
-        return NEW, f"not found upstream ({rec['checked']})"
+        from fuzz.findings.upstream_search import candidate_urls
+
+        urls = candidate_urls(rec)[:3]  # `shapefuzz upstream`'s, for a person to confirm
+        return NEW, f"not found upstream ({rec['checked']})" + (f"; candidates: {', '.join(urls)}" if urls else "")
     return NEW, "not searched upstream yet"
 
 
