@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.findings.bugs import FIXED, KNOWN, NEW, bug_rows, markdown
+from fuzz.findings.bugs import FIXED, FIXED_NEWER, KNOWN, NEW, PENDING, UNCHECKED, bug_rows, markdown
 from fuzz.findings.corpus import Corpus
 from fuzz.findings.replay import replay
-from fuzz.findings.signature import signature
+from fuzz.findings.signature import minimal_signature, signature
 from fuzz.findings.versions import AFFECTED, ERROR, PASSES, summarize
 from fuzz.judge.runner import run_case
 
@@ -22,11 +22,11 @@ from helpers import program
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _record(corpus, ops, backend="fuzz.planted:corrupt_large"):
+def _record(corpus, ops, backend="fuzz.planted:corrupt_large", shrunk=True):
     p = program(ops, marks=["dynamic"], backend=backend)
     v = run_case(p)
     assert v.is_finding
-    return corpus.record(p, v, signature(v, p))[0]
+    return corpus.record(p, v, (minimal_signature if shrunk else signature)(v, p))[0]
 
 
 def test_bugs_lists_every_entry_with_its_status(tmp_path):
@@ -51,7 +51,32 @@ def test_bugs_lists_every_entry_with_its_status(tmp_path):
     rows = {r.key: r for r in bug_rows(tmp_path)}
     assert rows[relu.name].status == FIXED
     text = markdown(list(rows.values()), tmp_path)
-    assert all(k in text for k in rows) and "1 new, 1 known upstream, 1 fixed" in text
+    assert all(k in text for k in rows) and "3 distinct bugs: 1 new, 1 known upstream, 1 fixed." in text
+    # an entry not shrunk yet is no row of a new bug: its program is not the bug's yet
+    unshrunk = _record(corpus, [("cumsum", ["x0"], {"dim": 0})], shrunk=False)
+    assert {r.key: r for r in bug_rows(tmp_path)}[unshrunk.name].status == PENDING
+
+
+def test_the_newest_torch_decides_new(tmp_path):
+    """Found on an older torch, a bug is new only once it fails on the newest release the corpus knows;
+    one that passes there is fixed (<= that release), listed apart."""
+    corpus = Corpus(tmp_path)
+    a = _record(corpus, [("relu", ["x0"], {})])
+    b = _record(corpus, [("pad", ["x0"], {"mode": "constant", "pad": [1, 2], "value": 0.0})])
+    c = _record(corpus, [("cumsum", ["x0"], {"dim": 0})])
+    for d in (a, b, c):
+        env = json.loads((d / "env.json").read_text())
+        (d / "env.json").write_text(json.dumps(dict(env, torch="2.11.0+cu130")))
+    corpus.set_meta(a, "versions", summarize({"2.13.0": {"result": AFFECTED}, "2.14.1": {"result": AFFECTED}}, False))
+    # b: a CUDA-style record whose CPU twin passes on the newest
+    corpus.set_meta(b, "versions", {**summarize({"2.11.0": {"result": AFFECTED}}, True),
+                                    "cpu": {"reproduces": True, **summarize(
+                                        {"2.13.0": {"result": AFFECTED}, "2.14.1": {"result": PASSES}}, False)}})
+    rows = {r.key: r for r in bug_rows(tmp_path)}
+    assert rows[a.name].status == NEW and rows[a.name].checked_on == "2.14.1: affected"
+    assert rows[b.name].status == FIXED_NEWER and "fixed in <=2.14.1" in rows[b.name].upstream
+    assert rows[b.name].checked_on == "2.14.1: passes (CPU twin)"
+    assert rows[c.name].status == UNCHECKED and rows[c.name].checked_on.startswith("2.11.0")
 
 
 def test_bugs_cli_writes_bugs_md_and_refuses_an_empty_dir(tmp_path):

@@ -24,7 +24,7 @@ def cmd(args) -> int:
     from rich.table import Table
 
     from fuzz.files import write_atomic
-    from fuzz.findings.bugs import bug_rows, markdown, set_aside_lines
+    from fuzz.findings.bugs import bug_rows, markdown, set_aside_lines, summary_line
 
     root = Path(args.corpus)
     if not root.is_dir():
@@ -39,11 +39,12 @@ def cmd(args) -> int:
     if args.json:
         print_json([r.to_dict() for r in rows])
         return EXIT_OK
-    table = Table(title=f"{len(rows)} bugs in {root}", show_lines=False)
-    for col in ("bug", "title", "status", "versions", "repro"):
+    table = Table(title=f"{summary_line(rows)} ({root})", show_lines=False)
+    for col in ("bug", "title", "status", "checked on", "repro"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(r.key, escape(r.title), escape(f"{r.status}\n{r.upstream}"), escape(r.versions),
+        more = f"\n+{len(r.variants)} variant(s)" if r.variants else ""
+        table.add_row(r.key + more, escape(r.title), escape(f"{r.status}\n{r.upstream}"), escape(r.checked_on),
                       f"{r.repro_lines} lines" if r.repro_lines else "harness")
     Console(file=sys.stdout, soft_wrap=False, width=200).print(table)
     for line in set_aside_lines(root)[:1]:

@@ -18,7 +18,8 @@ def add_parser(subparsers):
         .__doc__.split("\n\n", 1)[1])
     v.add_argument("target", help="a corpus entry's directory, or a corpus (every entry with a short repro)")
     v.add_argument("--torch", nargs="+", default=list(DEFAULT_RELEASES), metavar="RELEASE",
-                   help=f"torch releases (default: {' '.join(DEFAULT_RELEASES)})")
+                   help=f"torch releases; 'newest' is the newest pip would install here (default: "
+                        f"{' '.join(DEFAULT_RELEASES)})")
     v.add_argument("--python", nargs="+", default=None, metavar="PYTHON",
                    help="interpreters (with their own torch) to run under instead of cached venvs; CUDA entries "
                         "use this Python's torch unless given")
@@ -34,11 +35,10 @@ def cmd(args) -> int:
     from fuzz.findings.bugs import versions_text
     from fuzz.findings.corpus import Corpus, CorpusError
     from fuzz.findings.replay import entry_dirs
-    from fuzz.findings.versions import VersionsError, _spec, entry_versions
+    from fuzz.findings.versions import VersionsError, entry_versions, resolve_releases
 
     try:
-        for r in args.torch:
-            _spec(r)
+        args.torch = resolve_releases(args.torch)
     except VersionsError as e:
         error(str(e))
         return EXIT_BAD_INPUT
@@ -59,7 +59,7 @@ def cmd(args) -> int:
     from fuzz.findings.versions import ensure_env
 
     try:  # the venvs first, one at a time: parallel pip installs of one release would collide
-        needs_envs = not args.python and any(Corpus(d.parent).load(d).program.device_type() == "cpu" for d in dirs)
+        needs_envs = not args.python  # CPU entries, and CUDA entries' CPU twins
         for rel in args.torch if needs_envs else ():
             ensure_env(rel, log=log)
     except (CorpusError, VersionsError) as e:

@@ -1,19 +1,35 @@
 """The bug list: one row per distinct bug of a corpus, the page a user opens
 after a night's run (`shapefuzz bugs [CORPUS] [--write]` -> corpus/BUGS.md).
 
-A row says what the bug is (title, outcome class, ops, device), where it
-stands (new; known upstream, with the link, from a known-issues rule or the
-entry's upstream record; fixed at the last replay), which torch releases it
-affects (`shapefuzz versions`), how long its short repro is, and where its
-report lies. Everything comes from the entry's files: nothing is judged.
+A row is one cause (fuzz/findings/clusters.py: entries that share trigger
+and symptom, the representative first, the rest its variants). It says what
+the bug is (title, outcome class, ops, device), where it stands, which torch
+releases it affects (`shapefuzz versions`), how long its short repro is, and
+where its report lies. Everything comes from the entries' files: nothing is
+judged.
+
+Where it stands, first match wins:
+    pending shrink       an entry not shrunk yet: its program is not the bug's yet
+    known upstream       a known-issues rule or an upstream record names it (any entry of the cluster)
+    fixed                it passed at the last replay
+    fixed in <=X         it passes on the newest release it ran on (X), though an older one was affected
+    new                  it fails on the newest release any entry of the corpus ran on (or it was found
+                         there): the newest torch decides, not the one that found it
+    not checked on X     it was found on an older torch and never ran on X, the newest the corpus knows:
+                         `shapefuzz versions CORPUS --torch newest` checks it (a CUDA finding on its CPU
+                         twin where that reproduces; a GPU box with the newest torch otherwise)
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from fuzz.findings import markdown as md
+
 NEW, KNOWN, FIXED = "new", "known upstream", "fixed"
+FIXED_NEWER, UNCHECKED, PENDING = "fixed on a newer torch", "not checked on the newest torch", "pending shrink"
+ORDER = (NEW, UNCHECKED, KNOWN, FIXED_NEWER, FIXED, PENDING)
 
 
 @dataclass
@@ -29,7 +45,9 @@ class BugRow:
     repro_lines: int | None  # code lines of the short repro (None: the entry uses its harness)
     repro_checked: str  # whether the short repro was run standalone, and what it showed
     report: str  # the report's path ("" when none is written)
-    hits: int
+    hits: int  # of the whole cluster
+    checked_on: str = "-"  # the newest torch its repro ran on and what it did there ("2.14.1: affected (CPU)")
+    variants: list = field(default_factory=list)  # the cluster's other entries' keys
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -69,6 +87,19 @@ def _upstream(entry, known) -> tuple[str, str]:
 def versions_text(rec: dict | None) -> str:
     if not rec:
         return "-"
+    text = _range_text(rec)
+    twin = rec.get("cpu") if isinstance(rec.get("cpu"), dict) else None
+    if twin and twin.get("reproduces"):
+        text += f"; its CPU twin: {_range_text(twin)}"
+    elif twin:
+        text += "; its CPU twin does not fail"
+    return text
+
+
+def _range_text(rec: dict) -> str:
+    results = [r.get("result") for r in (rec.get("releases") or {}).values() if isinstance(r, dict)]
+    if results and all(r == "not run" for r in results):
+        return "not run here (no CUDA device)"
     affected = rec.get("affected") or []
     text = f"affected {', '.join(affected) or 'none'}"
     text += f"; first fixed in {rec['first_fixed']}" if rec.get("first_fixed") else ""
@@ -80,20 +111,87 @@ def versions_text(rec: dict | None) -> str:
     return text
 
 
+def _release(torch_version) -> str:
+    return str(torch_version or "").split("+")[0]
+
+
+def _ran_on(entry) -> tuple[str, str, str] | None:
+    """(release, result, where) of the newest torch the entry's repro ran on: its versions record (the
+    CPU twin's too), or the torch it was found with, which it failed on by definition."""
+    from fuzz.findings.versions import AFFECTED, _key, newest_checked
+
+    rec = entry.meta.get("versions") if isinstance(entry.meta.get("versions"), dict) else None
+    seen = []
+    got = newest_checked(rec)
+    if got:
+        twin = (rec.get("cpu") or {}).get("releases") or {}
+        seen.append((_key(got[0]), got[0], got[1], "CPU twin" if got[0] in twin else ""))
+    found = _release(entry.env.get("torch"))
+    if found and found[0].isdigit():
+        seen.append((_key(found), found, AFFECTED, "found"))
+    if not seen:
+        return None
+    _, rel, result, where = max(seen, key=lambda t: (t[0], t[3] != "found"))
+    return rel, result, where
+
+
+def _status(entry, known, newest: str | None) -> tuple[str, str, str]:
+    """(status, upstream text, checked-on text) of one entry (the module docstring's order)."""
+    from fuzz.findings.versions import PASSES, _key
+
+    status, upstream = _upstream(entry, known)
+    ran = _ran_on(entry)
+    checked = "-" if ran is None else f"{ran[0]}: {ran[1]}" + (f" ({ran[2]})" if ran[2] else "")
+    last = entry.meta.get("last_replay") or {}
+    if status == KNOWN:
+        return status, upstream, checked
+    if not entry.shrunk and not entry.minimal:
+        return PENDING, upstream, checked
+    if last.get("status") == "fixed":
+        return FIXED, f"{upstream}; passed at the replay of {last.get('at', '?')} (torch {last.get('torch', '?')})", \
+            checked
+    if ran is not None and ran[1] == PASSES:
+        return FIXED_NEWER, f"{upstream}; fixed in <={ran[0]}", checked
+    if newest and (ran is None or _key(ran[0]) < _key(newest)):
+        return UNCHECKED, upstream, checked
+    return NEW, upstream, checked
+
+
+def _line(entry) -> str:
+    """Which releases an entry is measured against: torch_xla's (its env's torch is the one torch_xla
+    pins) or torch's."""
+    return "xla" if entry.program.device_type() == "xla" else "torch"
+
+
+def newest_known(entries) -> dict:
+    """{line: the newest release any entry's repro ran on, or any entry was found with} (_line)."""
+    from fuzz.findings.versions import _key
+
+    newest = {}
+    for e in entries:
+        r = _ran_on(e)
+        if r is not None and (_line(e) not in newest or _key(r[0]) > _key(newest[_line(e)])):
+            newest[_line(e)] = r[0]
+    return newest
+
+
 def bug_rows(corpus_root) -> list[BugRow]:
+    from fuzz.findings.clusters import clusters
     from fuzz.findings.corpus import Corpus
     from fuzz.findings.replay import _known_issues
 
     root = Path(corpus_root)
     corpus = Corpus(root)
     known = _known_issues(root)
+    entries = list(corpus.entries())
+    newest = newest_known(entries)
     rows = []
-    for e in corpus.entries():
-        status, upstream = _upstream(e, known)
-        last = e.meta.get("last_replay") or {}
-        if last.get("status") == "fixed":
-            status = FIXED
-            upstream = f"{upstream}; passed at the replay of {last.get('at', '?')} (torch {last.get('torch', '?')})"
+    for c in clusters(entries):
+        rated = [(e, *_status(e, known, newest.get(_line(e)))) for e in c.entries]
+        # the cluster stands where its most settled entry does (known upstream, fixed); else it is new if
+        # any entry is; the first such entry in the cluster's order (CPU first, then smallest) speaks
+        first = (KNOWN, FIXED, FIXED_NEWER, NEW, UNCHECKED, PENDING)
+        e, status, upstream, ran_text = min(rated, key=lambda r: first.index(r[1]))
         seen = e.meta.get("seen_with") or {}
         ops = seen.get("ops") or sorted({c.op for c in getattr(e.program, "ops", [])} |
                                         {s.op for _, s in getattr(e.program, "steps", list)()})
@@ -106,9 +204,9 @@ def bug_rows(corpus_root) -> list[BugRow]:
                            device=e.program.device_type(), status=status, upstream=upstream,
                            versions=versions_text(e.meta.get("versions")),
                            repro_lines=short.get("lines"), repro_checked=checked,
-                           report=str(report) if report.is_file() else "", hits=e.hits))
-    order = {NEW: 0, KNOWN: 1, FIXED: 2}
-    return sorted(rows, key=lambda r: (order[r.status], r.device, r.outcome, r.key))
+                           report=str(report) if report.is_file() else "", hits=sum(x.hits for x in c.entries),
+                           checked_on=ran_text, variants=[x.key for x in c.entries if x is not e]))
+    return sorted(rows, key=lambda r: (ORDER.index(r.status), r.device, r.outcome, r.key))
 
 
 def set_aside_lines(corpus_root) -> list[str]:
@@ -123,22 +221,27 @@ def set_aside_lines(corpus_root) -> list[str]:
             f"({', '.join(p.name for p in held[:8])}{' ...' if len(held) > 8 else ''}).", ""]
 
 
-def _cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def summary_line(rows: list[BugRow]) -> str:
+    counts = ", ".join(f"{sum(r.status == s for r in rows)} {s}" for s in ORDER if any(r.status == s for r in rows))
+    return f"{len(rows)} distinct bugs: {counts or 'none'}."
 
 
 def markdown(rows: list[BugRow], corpus_root) -> str:
-    counts = {s: sum(r.status == s for r in rows) for s in (NEW, KNOWN, FIXED)}
     lines = [f"# Bugs in {corpus_root}", "",
-             f"{len(rows)} distinct bugs: {counts[NEW]} new, {counts[KNOWN]} known upstream, {counts[FIXED]} fixed "
-             "at the last replay. Written by `shapefuzz bugs --write`; each entry's report.md is ready to file.", "",
+             f"{summary_line(rows)} One row per cause (entries with the same trigger and symptom are one row, the "
+             "others its variants). A bug is new only where it fails on the newest torch that any entry ran on "
+             "(`checked on`). Written by `shapefuzz bugs --write`.", "",
              *set_aside_lines(corpus_root),
-             "| bug | title | class | ops | device | status | upstream | versions | repro | report |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| bug | title | class | ops | device | status | checked on | upstream | versions | repro | report |"
+             " variants |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         repro = f"{r.repro_lines} lines" if r.repro_lines else "harness"
         report = f"[report]({Path(r.report).parent.name}/report.md)" if r.report else "-"
-        lines.append("| " + " | ".join(_cell(x) for x in (
-            f"`{r.key}`", r.title, r.outcome, ", ".join(r.ops[:6]) + (" ..." if len(r.ops) > 6 else ""), r.device,
-            r.status, r.upstream, r.versions, f"{repro} ({r.repro_checked})", report)) + " |")
+        cells = [md.code(r.key), md.text(r.title), md.text(r.outcome),
+                 md.text(", ".join(r.ops[:6]) + (" ..." if len(r.ops) > 6 else "")), md.text(r.device),
+                 md.text(r.status), md.text(r.checked_on), md.text(r.upstream), md.text(r.versions),
+                 md.text(f"{repro} ({r.repro_checked})"), report,
+                 ", ".join(md.code(k) for k in r.variants) or "-"]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

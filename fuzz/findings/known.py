@@ -6,8 +6,12 @@ message, the exception type, a regex on the innermost torch frame, the
 outcome -- and by what its program holds: ops (every one named must be in
 the program), a compile setting ("mode=max-autotune", "dynamic=True",
 "backend=aot_eager", "dynamo.capture_scalar_outputs=True", "options.split_reductions=False")
-and a device type. Every field given must match, and a rule needs at least
-one of signature, message, ops or outcome. A rule carries the upstream issue
+and a device type. A rule may name a root cause rather than one minimal form
+(fuzz/findings/triggers.py): "outcomes", any of several outcomes (one cause
+seen as a divergence, an input mutation or a stride mismatch); "escapes", ops
+a result of which is returned or written in place; "operand_dtypes", {op:
+[dtypes]} an op's first operand must have. Every field given must match, and
+a rule needs at least one of signature, message, ops, outcome or outcomes. A rule carries the upstream issue
 URL, a note and a status, so a campaign counts a matching finding as known
 (by rule) and writes no entry for it, and a replay can notice when a bug
 marked fixed comes back. `checked` records when upstream was last searched.
@@ -25,7 +29,7 @@ from fuzz.judge.verdict import Verdict
 
 STATUSES = ("open", "fixed", "closed", "wontfix")
 _FIELDS = {"signature", "message", "exc_type", "frame", "outcome", "ops", "setting", "device", "url", "note", "status",
-           "checked"}
+           "checked", "outcomes", "escapes", "operand_dtypes"}
 
 
 class KnownIssuesError(ValueError):
@@ -47,6 +51,9 @@ class Rule:
     setting: str = ""  # "name=value" of the program's settings ("mode=max-autotune", "dynamo.KEY=VALUE", ...)
     device: str = ""  # the program's device type (cpu, cuda, xla)
     checked: str = ""  # when upstream was last searched for it (a date)
+    outcomes: tuple = ()  # any of these outcomes
+    escapes: tuple = ()  # op names: a result of each is returned or written in place
+    operand_dtypes: tuple = ()  # ((op, (dtype, ...)), ...): each op's first operand has one of its dtypes
     _message: re.Pattern | None = field(default=None, repr=False, compare=False)
     _frame: re.Pattern | None = field(default=None, repr=False, compare=False)
 
@@ -60,9 +67,14 @@ class Rule:
             return False
         if (self.message or self.exc_type or self.frame or self.outcome) and verdict is None:
             return False
-        if (self.ops or self.setting or self.device) and (program is None or not self._fits(program)):
+        if (self.outcomes) and verdict is None:
+            return False
+        if (self.ops or self.setting or self.device or self.escapes or self.operand_dtypes) and (
+                program is None or not self._fits(program)):
             return False
         if self.outcome and verdict.outcome.value != self.outcome:
+            return False
+        if self.outcomes and verdict.outcome.value not in self.outcomes:
             return False
         if self._message and not self._message.search(verdict.message or ""):
             return False
@@ -79,6 +91,12 @@ class Rule:
         if not set(self.ops) <= held:
             return False
         if self.device and program.device_type() != self.device:
+            return False
+        from fuzz.findings.triggers import escapes, operand_dtypes
+
+        if not all(escapes(program, op) for op in self.escapes):
+            return False
+        if not all(operand_dtypes(program, op) & set(dts) for op, dts in self.operand_dtypes):
             return False
         return not self.setting or _setting_of(program, self.setting.split("=", 1)[0]) == self.setting.split("=", 1)[1]
 
@@ -105,13 +123,21 @@ def _rule(i: int, d) -> Rule:
     if unknown:
         raise bad(f"unknown fields {sorted(unknown)} (allowed: {sorted(_FIELDS)})")
     for k, v in d.items():
-        if k == "ops":
-            if not isinstance(v, list) or not v or not all(isinstance(o, str) and o.isidentifier() for o in v):
-                raise bad("'ops' must be a non-empty list of op names")
+        if k in ("ops", "escapes", "outcomes"):
+            if not isinstance(v, list) or not v or not all(isinstance(o, str) and o.replace("-", "_").isidentifier()
+                                                           for o in v):
+                raise bad(f"{k!r} must be a non-empty list of names")
+        elif k == "operand_dtypes":
+            from fuzz.program.dtypes import ALL as DTYPES
+
+            if not isinstance(v, dict) or not v or not all(
+                    isinstance(op, str) and op.isidentifier() and isinstance(dts, list) and dts
+                    and all(dt in DTYPES for dt in dts) for op, dts in v.items()):
+                raise bad("'operand_dtypes' must map op names to non-empty lists of dtype names")
         elif not isinstance(v, str):
             raise bad(f"{k!r} must be a string, got {type(v).__name__}")
-    if not any(d.get(k) for k in ("signature", "message", "ops", "outcome")):
-        raise bad("needs a 'signature' key, a 'message' regex, 'ops' or an 'outcome'")
+    if not any(d.get(k) for k in ("signature", "message", "ops", "outcome", "outcomes")):
+        raise bad("needs a 'signature' key, a 'message' regex, 'ops', an 'outcome' or 'outcomes'")
     if d.get("setting") and "=" not in d["setting"]:
         raise bad(f"'setting' must be NAME=VALUE, got {d['setting']!r}")
     if d.get("outcome"):
@@ -119,6 +145,11 @@ def _rule(i: int, d) -> Rule:
 
         if d["outcome"] not in {o.value for o in Outcome}:
             raise bad(f"'outcome' {d['outcome']!r} is not an outcome")
+    for o in d.get("outcomes", ()):
+        from fuzz.judge.verdict import Outcome
+
+        if o not in {x.value for x in Outcome}:
+            raise bad(f"'outcomes' names {o!r}, which is not an outcome")
     if d.get("signature") and not re.fullmatch(r"[0-9a-f]{12}", d["signature"]):
         raise bad(f"'signature' must be a 12-hex-digit key, got {d['signature']!r}")
     compiled = {}
@@ -137,7 +168,9 @@ def _rule(i: int, d) -> Rule:
     return Rule(index=i, url=url, note=d.get("note", ""), status=status, signature=d.get("signature", ""),
                 message=d.get("message", ""), exc_type=d.get("exc_type", ""), frame=d.get("frame", ""),
                 outcome=d.get("outcome", ""), ops=tuple(d.get("ops", ())), setting=d.get("setting", ""),
-                device=d.get("device", ""), checked=d.get("checked", ""),
+                device=d.get("device", ""), checked=d.get("checked", ""), outcomes=tuple(d.get("outcomes", ())),
+                escapes=tuple(d.get("escapes", ())),
+                operand_dtypes=tuple((op, tuple(dts)) for op, dts in d.get("operand_dtypes", {}).items()),
                 _message=compiled.get("message"), _frame=compiled.get("frame"))
 
 

@@ -8,7 +8,12 @@ entry's short repro -- written afresh from its program and verdict, never its
 stored file -- runs standalone under each: failing as the finding did is
 "affected", passing is "passes", anything else (an API the release lacks, a
 crash of another kind) is "error" with the reason. A CUDA entry runs only
-under the interpreters given (this one by default), so its range is partial.
+under the interpreters given (this one by default), so its range is partial;
+its CPU twin (the same program on device "cpu") is tried too, and where the
+twin fails here as the finding did, it runs under every release like a CPU
+entry ("cpu" in the record): a GPU finding that reproduces on CPU gets its
+full range, the newest release included, on a machine without a GPU.
+`--torch newest` names the newest torch pip would install here.
 
 The result goes under the entry's meta.json "versions": each release's
 result, the affected and passing releases, the first release after the last
@@ -27,8 +32,9 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-AFFECTED, PASSES, ERROR = "affected", "passes", "error"
-DEFAULT_RELEASES = ("2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13")
+AFFECTED, PASSES, ERROR, NOT_RUN = "affected", "passes", "error", "not run"
+DEFAULT_RELEASES = ("2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "newest")
+NEWEST = "newest"
 
 
 class VersionsError(ValueError):
@@ -48,6 +54,39 @@ def _spec(release: str) -> str:
     if not re.fullmatch(r"\d+\.\d+(\.\d+)?(\+\w+)?", release):
         raise VersionsError(f"not a torch release: {release!r} (give e.g. 2.6 or 2.13.0)")
     return f"torch=={release}.*" if release.count(".") == 1 else f"torch=={release}"
+
+
+def newest_release(timeout: float = 120.0) -> str:
+    """The torch release pip would install here (its index and constraints, as configured): what
+    "newest" means on this machine. VersionsError where pip cannot say (no index: a box offline)."""
+    cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed", "--no-deps",
+           "--disable-pip-version-check", "--report", "-", "torch"]
+    index = os.environ.get("SHAPEFUZZ_TORCH_INDEX")
+    if index:
+        cmd += ["--extra-index-url", index]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        import json
+
+        found = [i["metadata"]["version"] for i in json.loads(r.stdout)["install"]
+                 if i["metadata"]["name"].lower() == "torch"]
+    except (OSError, subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as e:
+        raise VersionsError(f"the newest torch release is unknown here: pip could not resolve it ({type(e).__name__})")
+    if r.returncode != 0 or len(found) != 1:
+        tail = " ".join((r.stderr or "").strip().splitlines()[-1:])[:200]
+        raise VersionsError(f"the newest torch release is unknown here: pip could not resolve it ({tail or 'no answer'})")
+    return found[0].split("+")[0]
+
+
+def resolve_releases(releases) -> list[str]:
+    """`releases` with "newest" resolved (once) and each checked; VersionsError names a bad one."""
+    out = []
+    for r in releases:
+        r = newest_release() if r == NEWEST else r
+        _spec(r)
+        if r not in out:
+            out.append(r)
+    return out
 
 
 @dataclass
@@ -102,6 +141,20 @@ def run_short(src: str, verdict, python: str, timeout: float) -> tuple[str, str,
     return (AFFECTED if ok else ERROR), shown, seconds
 
 
+def newest_checked(rec: dict | None) -> tuple[str, str] | None:
+    """(release, result) of the newest release an entry's record ran its repro under, the CPU twin's
+    included (the newer of the two where both ran it), or None when none did."""
+    ran = []
+    for part in (rec or {}), (rec or {}).get("cpu") or {}:
+        for rel, r in (part.get("releases") or {}).items():
+            if r.get("result") in (AFFECTED, PASSES):
+                ran.append((_key(rel), rel, r["result"]))
+    if not ran:
+        return None
+    _, rel, result = max(ran)
+    return rel, result
+
+
 def summarize(results: dict, partial: bool) -> dict:
     """meta.json's "versions" from {release: {"result", ...}}."""
     order = sorted(results, key=_key)
@@ -124,23 +177,65 @@ def entry_versions(entry, releases, *, pythons=None, timeout: float = 600.0, log
     if "lines" not in info["short_repro"]:
         raise VersionsError(f"{entry.key}: no short repro to run ({info['short_repro'].get('full_harness')})")
     src = scripts["repro.py"]
+    rec = _ranged(src, entry.verdict, entry.key, releases, cuda=entry.program.device_type() == "cuda",
+                  pythons=pythons, timeout=timeout, log=log)
+    twin = cpu_twin(entry.program)
+    if twin is not None and not pythons:
+        rec["cpu"] = _twin_versions(twin, entry, releases, timeout=timeout, log=log)
+    return rec
+
+
+def cpu_twin(program):
+    """A CUDA program's twin on device "cpu", or None (a CPU or torch_xla program)."""
+    from dataclasses import replace
+
+    from fuzz.program.ir import Program
+
+    if not isinstance(program, Program) or program.device_type() != "cuda":
+        return None
+    return replace(program, settings=replace(program.settings, device="cpu"))
+
+
+def _twin_versions(twin, entry, releases, *, timeout: float, log=None) -> dict:
+    """The "cpu" part of a CUDA entry's record: whether its CPU twin fails here as the finding did
+    (this interpreter's torch), and if it does, its result under every release."""
+    from fuzz.program.short_repro import short_repro_source
+
+    src = short_repro_source(twin, entry.verdict, f"shapefuzz {entry.key}: the CPU twin of a CUDA finding")
+    result, shown, _ = run_short(src, entry.verdict, sys.executable, timeout)
+    if log:
+        log(f"{entry.key}: CPU twin under this torch: {result} ({shown[:120]})")
+    if result != AFFECTED:
+        return {"reproduces": False, "shown": shown[:300], "checked": date.today().isoformat()}
+    for rel in releases:
+        ensure_env(rel, log=log)
+    return {"reproduces": True,
+            **_ranged(src, entry.verdict, entry.key, releases, cuda=False, pythons=None, timeout=timeout, log=log)}
+
+
+def _ranged(src: str, verdict, key: str, releases, *, cuda: bool, pythons, timeout: float, log=None) -> dict:
+    """Short repro `src` under each release's venv (a CPU program) or each interpreter (CUDA, or given)."""
     results = {}
-    cuda = entry.program.device_type() == "cuda"
     if cuda or pythons:
         envs = []
         for py in pythons or [sys.executable]:
             import shutil
 
             py = os.path.abspath(py) if os.sep in py else (shutil.which(py) or py)  # the repro runs elsewhere
-            r = subprocess.run([py, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True)
+            r = subprocess.run([py, "-c", "import torch; print(torch.__version__, torch.cuda.is_available())"],
+                               capture_output=True, text=True)
             if r.returncode != 0:
                 raise VersionsError(f"{py}: torch does not import there")
-            envs.append(Env(release=r.stdout.strip().split("+")[0], python=py, torch=r.stdout.strip()))
+            version, has_cuda = r.stdout.split()
+            if cuda and has_cuda != "True":  # a CPU machine: its CPU twin speaks for it
+                results[version.split("+")[0]] = {"result": NOT_RUN, "torch": version, "shown": "no CUDA device here"}
+                continue
+            envs.append(Env(release=version.split("+")[0], python=py, torch=version))
     else:
         envs = [ensure_env(rel, log=log) for rel in releases]
     for env in envs:
-        result, shown, seconds = run_short(src, entry.verdict, env.python, timeout)
+        result, shown, seconds = run_short(src, verdict, env.python, timeout)
         results[env.release] = {"result": result, "torch": env.torch, "shown": shown[:300], "seconds": round(seconds, 1)}
         if log:
-            log(f"{entry.key}: torch {env.torch}: {result} ({shown[:120]})")
+            log(f"{key}: torch {env.torch}: {result} ({shown[:120]})")
     return summarize(results, partial=cuda or bool(pythons))
