@@ -54,7 +54,10 @@ def test_bugs_lists_every_entry_with_its_status(tmp_path):
     assert all(k in text for k in rows) and "3 distinct bugs: 1 new, 1 known upstream, 1 fixed." in text
     # an entry not shrunk yet is no row of a new bug: its program is not the bug's yet
     unshrunk = _record(corpus, [("cumsum", ["x0"], {"dim": 0})], shrunk=False)
-    assert {r.key: r for r in bug_rows(tmp_path)}[unshrunk.name].status == PENDING
+    rows = bug_rows(tmp_path)
+    assert {r.key: r for r in rows}[unshrunk.name].status == PENDING
+    text = markdown(rows, tmp_path)
+    assert f"| `{unshrunk.name}` |" not in text and "not shrunk yet" in text and unshrunk.name in text
 
 
 def test_the_newest_torch_decides_new(tmp_path):

@@ -226,12 +226,24 @@ def summary_line(rows: list[BugRow]) -> str:
     return f"{len(rows)} distinct bugs: {counts or 'none'}."
 
 
+def pending_lines(rows: list[BugRow]) -> list[str]:
+    """A paragraph on the entries not shrunk yet: no row of BUGS.md, since their programs are not the bugs'."""
+    held = [r.key for r in rows if r.status == PENDING]
+    if not held:
+        return []
+    return [f"{len(held)} more finding(s) are not shrunk yet, so their programs are not yet the bugs': "
+            f"{', '.join(held[:8])}{' ...' if len(held) > 8 else ''}. `shapefuzz dedupe CORPUS` (or the campaign's "
+            "`shapefuzz followup STATE`) shrinks them.", ""]
+
+
 def markdown(rows: list[BugRow], corpus_root) -> str:
+    pending = pending_lines(rows)
+    rows = [r for r in rows if r.status != PENDING]
     lines = [f"# Bugs in {corpus_root}", "",
              f"{summary_line(rows)} One row per cause (entries with the same trigger and symptom are one row, the "
              "others its variants). A bug is new only where it fails on the newest torch that any entry ran on "
              "(`checked on`). Written by `shapefuzz bugs --write`.", "",
-             *set_aside_lines(corpus_root),
+             *set_aside_lines(corpus_root), *pending,
              "| bug | title | class | ops | device | status | checked on | upstream | versions | repro | report |"
              " variants |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
