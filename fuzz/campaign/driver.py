@@ -233,7 +233,8 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                           timeout=cfg.timeout, workdir=os.path.join(cfg.state_dir, "workers"), kind=kind,
                           recycle_after=kind.recycle_after, env={**(kind.worker_env() or {}), **compiling,
                                                                  **({ENV_COVERAGE: "1"} if cfg.coverage or cfg.guided else {})},
-                          similar=kind.similar_key, cache_limit=workers_share, note=progress.note)
+                          similar=kind.similar_key, cache_limit=workers_share, rerun_cold_hangs=True,
+                          note=progress.note)
         pool.confirmed = rec.confirmed
         results = pool.run(cases())
     else:

@@ -14,10 +14,10 @@ is one the caller put in `confirmed` (a campaign: one that held before).
 Programs alike (the kind's similar_key: Hypothesis draws a program again
 with other dims marked) are judged one after another, never at once; once
 one hangs, the rest are SKIPPED, not held for the same time limit each.
-A hang before any worker has answered a case is judged once more before it
-counts: a cold pool's first cases also pay for one-time work (Inductor's
-precompiled C++ header, made once for the pool), which a loaded machine can
-stretch past the limit.
+With `rerun_cold_hangs` (a campaign's pool), a hang before any worker has
+answered a case is judged once more before it counts: a cold pool's first
+cases also pay for one-time work (Inductor's precompiled C++ header, made
+once for the pool), which a loaded machine can stretch past the limit.
 
 This module does not import torch: the parent only generates and schedules.
 """
@@ -177,8 +177,9 @@ class WorkerPool:
                  workers_per_gpu: int | None = None, timeout: float = 300.0, recycle_after: int | None = 200,
                  workdir: str | None = None, *, rerun: bool = True, check_strides: bool = True,
                  start_timeout: float = 180.0, threads: int | None = None, env: dict | None = None, kind=None,
-                 similar=None, cache_limit: int | None = None, note=None):
+                 similar=None, cache_limit: int | None = None, rerun_cold_hangs: bool = False, note=None):
         self.kind = kind
+        self.rerun_cold_hangs = rerun_cold_hangs
         self.note = note  # str -> None: what the pool does that the user should hear of (a cold hang judged again)
         self.answered = 0  # cases a worker answered (no hang, no death): the pool is warm from the first
         self.cold_reruns: set = set()  # case ids judged again after hanging in a cold pool
@@ -580,7 +581,8 @@ class WorkerPool:
     def _cold_rerun(self, job: _Job) -> bool:
         """Queue a case that hung before any worker answered one to be judged once more (first in line); at
         most one per worker, and each case once. True when queued: the hang does not count (yet)."""
-        if self.answered or job.case_id in self.cold_reruns or len(self.cold_reruns) >= self.workers:
+        if (not self.rerun_cold_hangs or self.answered or job.case_id in self.cold_reruns
+                or len(self.cold_reruns) >= self.workers):
             return False
         self.cold_reruns.add(job.case_id)
         self._pending.appendleft((job.case_id, job.program, job.timeout, job.key))
