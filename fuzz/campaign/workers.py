@@ -14,10 +14,6 @@ is one the caller put in `confirmed` (a campaign: one that held before).
 Programs alike (the kind's similar_key: Hypothesis draws a program again
 with other dims marked) are judged one after another, never at once; once
 one hangs, the rest are SKIPPED, not held for the same time limit each.
-With `rerun_cold_hangs` (a campaign's pool), a hang before any worker has
-answered a case is judged once more before it counts: a cold pool's first
-cases also pay for one-time work (Inductor's precompiled C++ header, made
-once for the pool), which a loaded machine can stretch past the limit.
 
 This module does not import torch: the parent only generates and schedules.
 """
@@ -41,6 +37,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait as _wait
 from typing import Iterable, Iterator
 
+from fuzz.campaign.cold_start import ColdStart
 from fuzz.campaign.lifeline import exit_with_parent
 from fuzz.campaign.sizing import size_pool
 from fuzz.judge.poison import replace_cause
@@ -179,10 +176,7 @@ class WorkerPool:
                  start_timeout: float = 180.0, threads: int | None = None, env: dict | None = None, kind=None,
                  similar=None, cache_limit: int | None = None, rerun_cold_hangs: bool = False, note=None):
         self.kind = kind
-        self.rerun_cold_hangs = rerun_cold_hangs
-        self.note = note  # str -> None: what the pool does that the user should hear of (a cold hang judged again)
-        self.answered = 0  # cases a worker answered (no hang, no death): the pool is warm from the first
-        self.cold_reruns: set = set()  # case ids judged again after hanging in a cold pool
+        self.cold = ColdStart(rerun_cold_hangs, note)  # a hang before any case is answered: judged once more
         # bytes of compile caches (and scratch files) all workers may keep: each its share; one over it
         # is replaced after its case, and its caches emptied (an emptied cache only costs recompiles)
         self.cache_limit = cache_limit
@@ -415,8 +409,7 @@ class WorkerPool:
             if item is None:  # each is like a running case: it waits for that one
                 return
             case_id, program, timeout, key = item
-            job = _Job(case_id=case_id, token=next(self._tokens), timeout=timeout, started=time.monotonic(), key=key,
-                       program=program)
+            job = _Job(case_id, next(self._tokens), timeout, time.monotonic(), key, program)
             with contextlib.suppress(OSError):
                 w.log_offset = os.path.getsize(w.log_path)
             try:
@@ -518,7 +511,7 @@ class WorkerPool:
             return  # stale: cannot happen with one case in flight per worker
         w.job = None
         w.cases += 1
-        self.answered += 1
+        self.cold.answered += 1
         extra = extra or {}
         cause = replace_cause(verdict) or extra.get("restart")
         if cause is None and self.recycle_after and w.cases >= self.recycle_after:
@@ -568,29 +561,14 @@ class WorkerPool:
         w.proc.join(_HANG_DUMP_WAIT)  # (it will not exit; this is a sleep that ends early if it dies)
         tail, frames = self._read_log(w)
         job, w.job = w.job, None
-        if self._cold_rerun(job):
-            self._replace(w, "cold-hang")
-            return
+        if self.cold.rerun(job, self.workers, self._pending):  # fuzz/campaign/cold_start.py
+            return self._replace(w, "cold-hang")
         if job.key is not None:
             self._hung.setdefault(job.key, job.case_id)
         v = Verdict(outcome=Outcome.HANG, stage=Stage.PROCESS, frames=frames, seconds=time.monotonic() - job.started,
                     message=with_tail(f"no verdict within the time limit ({job.timeout:g} s); worker killed", tail))
         self._complete(w, job, v.to_dict(), wall=None, error=None, restart="hang")
         self._replace(w, "hang")
-
-    def _cold_rerun(self, job: _Job) -> bool:
-        """Queue a case that hung before any worker answered one to be judged once more (first in line); at
-        most one per worker, and each case once. True when queued: the hang does not count (yet)."""
-        if (not self.rerun_cold_hangs or self.answered or job.case_id in self.cold_reruns
-                or len(self.cold_reruns) >= self.workers):
-            return False
-        self.cold_reruns.add(job.case_id)
-        self._pending.appendleft((job.case_id, job.program, job.timeout, job.key))
-        if self.note is not None:
-            self.note(f"case {job.case_id} ran past the {job.timeout:g} s limit before any worker had finished a "
-                      f"case (its compiles also pay for one-time work, e.g. Inductor's precompiled C++ header; "
-                      f"{load_line()}): judging it once more before it counts as a hang")
-        return True
 
     def _on_start_failure(self, w: _Worker, why: str) -> None:
         tail, _ = self._read_log(w, since_case=False)
@@ -612,14 +590,6 @@ class WorkerPool:
             return "", []
         frames, rest = faulthandler_frames(lines)
         return "\n".join(rest[-TAIL_LINES:]), frames
-
-
-def load_line() -> str:
-    """'load average 3.1 on 2 CPUs': how busy this machine is (a slow case may be the machine's, not the case's)."""
-    try:
-        return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
-    except OSError:
-        return "load average unknown"
 
 
 @atexit.register
