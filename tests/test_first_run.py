@@ -129,3 +129,23 @@ def test_progress_prints_while_no_case_finishes_and_at_once_when_the_first_does(
     assert quiet and all("none finished in the last" in line for line in quiet)
     time.sleep(0.5)
     assert capsys.readouterr().out == ""  # the ticker ended with the campaign's cases
+
+
+def test_run_json_is_the_summary_alone_on_stdout(tmp_path):
+    """--json: the start lines and progress go to stderr, so stdout parses whole."""
+    r = subprocess.run([sys.executable, "-m", "fuzz", "run", "--backend", "eager", "--max-cases", "1", "--workers", "0",
+                        "--no-shrink", "--no-triage", "--state", str(tmp_path / "st"), "--json"], capture_output=True,
+                       text=True, env=dict(os.environ, PYTHONPATH=ROOT), cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["cases"] == 1
+    assert "judging in this process" in r.stderr and "(first case done after" in r.stderr
+
+
+def test_progress_writes_where_it_is_told(capsys):
+    import io
+
+    out = io.StringIO()
+    with Progress(file=out, every=60) as progress:
+        progress.note("a note")
+        progress.update(SUMMARY)
+    assert out.getvalue().splitlines()[0] == "a note" and capsys.readouterr().out == ""

@@ -118,8 +118,9 @@ class _Waiting:
 
 
 class Progress:
-    def __init__(self, live: bool | None = None, every: float = PLAIN_EVERY):
-        self.live = sys.stdout.isatty() if live is None else live
+    def __init__(self, live: bool | None = None, every: float = PLAIN_EVERY, file=None):
+        self.file = file or sys.stdout  # run --json: stderr, the summary alone on stdout
+        self.live = self.file.isatty() if live is None else live
         self.every = every
         self.waiting = WAITING  # the campaign may say better
         self.started = time.monotonic()
@@ -134,9 +135,10 @@ class Progress:
     def __enter__(self):
         self.started = self._last = time.monotonic()
         if self.live:
+            from rich.console import Console
             from rich.live import Live
 
-            self._live = Live(_Waiting(self), refresh_per_second=2, transient=False)
+            self._live = Live(_Waiting(self), refresh_per_second=2, transient=False, console=Console(file=self.file))
             self._live.__enter__()
         else:  # a line every `every` seconds even when no case finishes: silence reads as a hang
             self._stop.clear()
@@ -159,9 +161,9 @@ class Progress:
                     continue
                 self._last = time.monotonic()
                 if self._line is None:
-                    print(f"... {self._last - self.started:.0f} s, no case done yet: {self.waiting}", flush=True)
+                    self._print(f"... {self._last - self.started:.0f} s, no case done yet: {self.waiting}")
                 else:
-                    print(f"{self._line} (none finished in the last {self._last - self._updated:.0f} s)", flush=True)
+                    self._print(f"{self._line} (none finished in the last {self._last - self._updated:.0f} s)")
 
     def update(self, summary: dict) -> None:
         if self._live is not None:
@@ -172,15 +174,18 @@ class Progress:
             self._line, self._updated = summary_line(summary), time.monotonic()
             if first or time.monotonic() - self._last >= self.every:  # the first case at once: the start is over
                 self._last = time.monotonic()
-                print(self._line + (f" (first case done after {time.monotonic() - self.started:.0f} s)"
-                                    if first else ""), flush=True)
+                self._print(self._line + (f" (first case done after {time.monotonic() - self.started:.0f} s)"
+                                          if first else ""))
 
     def note(self, text: str) -> None:
         if self._live is not None:
             self._live.console.print(text)
         else:
             with self._print_lock:
-                print(text, flush=True)
+                self._print(text)
+
+    def _print(self, text: str) -> None:
+        print(text, file=self.file, flush=True)
 
 
 def print_summary(summary: dict, as_json: bool = False) -> None:

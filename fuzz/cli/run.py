@@ -93,7 +93,7 @@ def case_timeout(given: float | None, device: str, time_limit: float | None = No
 def cmd(args) -> int:
     from fuzz.campaign.disk import default_cache_limit, limit_line
     from fuzz.campaign.driver import CampaignConfig, run_campaign
-    from fuzz.campaign.progress import pending_line, print_summary
+    from fuzz.campaign.progress import Progress, pending_line, print_summary
     from fuzz.campaign.sizing import size_pool
     from fuzz.campaign.state import StateError
 
@@ -127,12 +127,13 @@ def cmd(args) -> int:
                          cache_limit=args.cache_limit)
     limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
     limit += f" time={cfg.time_limit:.0f}s" if cfg.time_limit else ""
+    said = sys.stderr if args.json else sys.stdout  # --json: stdout is the summary alone
     print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed} {limit.strip()} "
           f"timeout={cfg.timeout:g}s per case{' (the time limit)' if cfg.timeout == cfg.time_limit else ''} "
-          f"state={cfg.state_dir} corpus={cfg.corpus_dir}", flush=True)
+          f"state={cfg.state_dir} corpus={cfg.corpus_dir}", file=said, flush=True)
     print(f"shapefuzz run: {sizing.line() if sizing else _ray_line(args)}; "
           f"{limit_line(cfg.cache_limit or default_cache_limit(cfg.state_dir), bool(cfg.cache_limit), cfg.state_dir)}",
-          flush=True)
+          file=said, flush=True)
     printed = []
 
     def cases_done(summary):  # the summary as soon as the cases are done; follow-ups may go on after it
@@ -142,10 +143,11 @@ def cmd(args) -> int:
         note = pending_line(summary)
         if note:
             print(note + ("; finishing them now (Ctrl-C is safe)" if args.wait else ""),
-                  file=sys.stderr if args.json else sys.stdout, flush=True)
+                  file=said, flush=True)
 
     try:
-        res = run_campaign(cfg, on_cases_done=cases_done, wait=args.wait)
+        res = run_campaign(cfg, on_cases_done=cases_done, wait=args.wait,
+                           progress=Progress(file=said))
     except StateError as e:
         error(str(e))
         return EXIT_BAD_INPUT
