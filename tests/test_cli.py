@@ -172,6 +172,50 @@ def test_every_subcommand_is_a_module_with_add_parser_and_cmd():
     assert set(build_parser()._subparsers._group_actions[0].choices) == names
 
 
+def undocumented_options(parser) -> list:
+    """'COMMAND OPTION' for every option and positional of every subcommand without help text, and
+    'COMMAND' for a subcommand the command list gives no line."""
+    import argparse
+
+    (subparsers,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    listed = {a.dest: a.help for a in subparsers._choices_actions}
+    missing = [name for name in subparsers.choices if not (listed.get(name) or "").strip()]
+    for name, sub in subparsers.choices.items():
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
+                continue
+            if not (action.help or "").strip():
+                missing.append(f"{name} {'/'.join(action.option_strings) or action.dest}")
+    return missing
+
+
+def test_every_option_of_every_subcommand_has_help_text():
+    from fuzz.cli import build_parser
+
+    assert undocumented_options(build_parser()) == []
+
+
+def test_the_help_check_sees_an_option_without_help():
+    from fuzz.cli import build_parser
+
+    parser = build_parser()
+    parser._subparsers._group_actions[0].choices["ops"].add_argument("--undocumented")
+    assert undocumented_options(parser) == ["ops --undocumented"]
+
+
+def test_ops_lists_every_op_under_a_header():
+    from fuzz.program.opdb import OPS
+
+    r = shapefuzz("ops")
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and lines[0].split()[:3] == ["FAMILY", "OP", "ARITY"]
+    n = len(list(OPS))
+    assert len(lines) == n + 2 and lines[-1] == f"{n} ops"
+    only = shapefuzz("ops", "--families", "matrix", "--json")
+    assert {row["family"] for row in json.loads(only.stdout)} == {"matrix"}
+    assert shapefuzz("ops", "--families", "nosuch").returncode == 2
+
+
 def test_bench_without_torch_xla_is_bad_input():
     import importlib.util
 

@@ -146,6 +146,31 @@ def test_dedupe_of_a_missing_corpus_is_bad_input(tmp_path, capsys):
     assert "not a corpus directory" in capsys.readouterr().err
 
 
+def test_dedupe_says_each_entry_as_it_goes_and_that_a_cuda_entry_cannot_be_checked_on_a_cpu_machine(tmp_path,
+                                                                                                  capsys):
+    """A dry run over an entry this machine cannot judge: it is not "does not reproduce" (nothing ran), and
+    the lines come as each entry is settled, the count first."""
+    import pytest
+    import torch
+
+    from fuzz.program.ir import RunSettings
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: the entry could be checked")
+    c = Corpus(tmp_path)
+    p = program([("relu", ["x0"], {})], marks=["dynamic"], sizes={"s0": [4, 10]})
+    p.settings = RunSettings(backend="inductor", device="cuda")
+    v = Verdict(outcome=Outcome.DIVERGENCE, stage=Stage.COMPARE, call=1, sizes={"s0": 10}, where="output 0")
+    path, _ = c.record(p, v, signature(v, p))
+    s = settle(c, path, write=False)
+    assert s.key is None and "cannot be checked here" in s.reason and "no CUDA device" in s.reason, s.line()
+    assert cli([str(tmp_path), "--dry-run"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "1 entries to settle; 1 to shrink, each within 300 s (in memory: a dry run)"
+    assert out[1] == f"[1/1] {path.name}: shrinking ..." and "cannot be checked here" in out[2]
+    assert out[-1] == "1 entries -> 1 (dry run: nothing written)"
+
+
 def test_an_output_that_aliases_a_wrongly_mutated_input_is_that_input_bug():
     # mutate_input writes into its first input after the graph ran: a program whose output is that input
     # and that writes it itself (an in-place op) diverges at the output; shrunk, it is the input mutation.

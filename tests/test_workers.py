@@ -180,6 +180,42 @@ def test_programs_alike_run_one_at_a_time_and_the_rest_are_skipped_after_a_hang(
         assert ok == {"static": "ok", "dynamic": "ok"}
 
 
+def test_a_hang_in_a_cold_campaign_pool_is_judged_once_more_before_it_counts(tmp_path):
+    """The first compile runs past the limit (slow_first_compile: a loaded machine building Inductor's
+    precompiled header); judged again, the case is ok. Once a worker has answered, a hang counts at once."""
+    notes = []
+    env = {"SHAPEFUZZ_TEST_COLD": str(tmp_path / "built"), "SHAPEFUZZ_ALLOW_BACKEND": "tests.planted_extra"}
+    with WorkerPool(workers=1, timeout=10, workdir=str(tmp_path / "pool"), recycle_after=None, env=env,
+                    rerun_cold_hangs=True, note=notes.append) as pool:
+        _, v, _ = judge(pool, relu("tests.planted_extra:slow_first_compile"))
+        assert v["outcome"] == "ok", v
+        assert pool.cold.reruns == {"case"} and pool.restarts["cold-hang"] == 1 and pool.restarts["hang"] == 0
+        (note,) = notes
+        assert "judging it once more" in note and "load average" in note and "10 s" in note
+        _, v, _ = judge(pool, relu("fuzz.judge.faults:hang"), timeout=3)  # warm now: a hang is a hang
+        assert v["outcome"] == "hang" and pool.restarts["cold-hang"] == 1 and pool.restarts["hang"] == 1
+
+
+def test_a_cold_hang_is_judged_again_once_per_case_and_per_worker_until_a_case_is_answered():
+    from collections import deque
+
+    from fuzz.campaign.cold_start import ColdStart
+    from fuzz.campaign.workers import _Job
+
+    def hung(case):
+        return _Job(case, 0, 3.0, 0.0, None, {"program": case})
+
+    notes, pending = [], deque([("later", {}, 3.0, None)])
+    cold = ColdStart(True, notes.append)
+    assert cold.rerun(hung("a"), 2, pending) and pending[0] == ("a", {"program": "a"}, 3.0, None)
+    assert not cold.rerun(hung("a"), 2, pending)  # hung again: it counts
+    assert cold.rerun(hung("b"), 2, pending) and not cold.rerun(hung("c"), 2, pending)  # one per worker
+    assert len(notes) == 2 and all("judging it once more" in n for n in notes)
+    warm = ColdStart(True)
+    warm.answered = 1
+    assert not warm.rerun(hung("a"), 2, pending) and not ColdStart(False).rerun(hung("a"), 2, pending)
+
+
 def test_paused_workers_take_no_case_until_resumed(tmp_path):
     """The campaign lends the last workers' CPUs to follow-ups (pool.paused): they
     judge nothing meanwhile, and take cases again once resumed."""

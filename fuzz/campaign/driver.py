@@ -30,6 +30,11 @@ from fuzz.judge.coverage import ENV as ENV_COVERAGE
 CASE_TIMEOUT = {"cuda": 120.0}
 
 
+def default_corpus(state_dir: str) -> str:
+    """Where a campaign without --corpus saves its findings: beside its state."""
+    return os.path.join(state_dir, "corpus")
+
+
 @dataclass
 class CampaignConfig:
     backend: str = "inductor"
@@ -48,7 +53,7 @@ class CampaignConfig:
     options_menu: str = "auto"  # Inductor flags to sample: auto (by device), cuda, cpu, none
     sanitize: bool = True  # re-run memory-error findings under compute-sanitizer (CUDA, when installed)
     state_dir: str = "runs/default"
-    corpus_dir: str = "corpus"
+    corpus_dir: str | None = None  # None: STATE/corpus, beside the state dir (never a checkout's tracked corpus/)
     workers: int | None = 1  # 0: judge in this process (no sandbox); with ray: per node (None: by the node)
     ray: str | None = None  # judge on this Ray cluster (fuzz/campaign/ray_pool.py): local, auto or HOST:PORT
     devices: list | None = None  # CUDA indices to pin workers to
@@ -59,6 +64,10 @@ class CampaignConfig:
     shrink_budget: float = 300.0  # seconds per entry
     triage: bool = True  # ablate each new entry (after its shrink) beside the campaign
     cache_limit: int | None = None  # bytes of compile caches (None: disk.DEFAULT_FRACTION of the free space)
+
+    def __post_init__(self):
+        if self.corpus_dir is None:
+            self.corpus_dir = default_corpus(self.state_dir)
 
     def identity(self) -> dict:
         """What must match to resume a state dir (not limits or resources)."""
@@ -117,7 +126,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     from fuzz.files import check_writable_dir
     from fuzz.findings.corpus import Corpus
     from fuzz.findings.known import KnownIssues
-    from fuzz.campaign.progress import Progress
+    from fuzz.campaign.progress import Progress, startup_line
 
     # everything read and checked before the state dir is opened (and written)
     if os.path.exists(cfg.corpus_dir) and not os.path.isdir(cfg.corpus_dir):
@@ -224,11 +233,13 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
                           timeout=cfg.timeout, workdir=os.path.join(cfg.state_dir, "workers"), kind=kind,
                           recycle_after=kind.recycle_after, env={**(kind.worker_env() or {}), **compiling,
                                                                  **({ENV_COVERAGE: "1"} if cfg.coverage or cfg.guided else {})},
-                          similar=kind.similar_key, cache_limit=workers_share)
+                          similar=kind.similar_key, cache_limit=workers_share, rerun_cold_hangs=True,
+                          note=progress.note)
         pool.confirmed = rec.confirmed
         results = pool.run(cases())
     else:
         results = kind.in_process(cases(), confirmed=rec.confirmed)
+    progress.note(startup_line(cfg.workers, pch=builds_pch(cfg, compiling), ray=cluster is not None))
     last_save = 0.0
     restarts_before = state.restarts.copy()
     try:
@@ -286,6 +297,16 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     result.followups = dict(state.followups)
     result.summary = state.summary()
     return result
+
+
+def builds_pch(cfg: CampaignConfig, compiling: dict) -> bool:
+    """Whether the campaign's first cases make Inductor's precompiled C++ header (CPU kernels; not under
+    disk.PCH_FROM of cache limit)."""
+    from fuzz.devices import is_cuda
+    from fuzz.judge.backends import backend
+
+    return (backend(cfg.backend).inductor and not is_cuda(cfg.device)
+            and "TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS" not in compiling)
 
 
 def campaign_strategy(cfg: CampaignConfig):

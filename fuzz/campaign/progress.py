@@ -1,12 +1,32 @@
 """Live progress for long campaigns: a rich table on a terminal, a plain line
-every PLAIN_EVERY seconds otherwise (logs, CI, nohup)."""
+every PLAIN_EVERY seconds otherwise (logs, CI, nohup), also while no case
+finishes (a cold start: workers importing torch, the first compiles), and one
+at once when the first case is done."""
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
 PLAIN_EVERY = 30.0
+WAITING = "workers starting, then the first compiles"  # what a campaign waits for before its first case is done
+
+
+def startup_line(workers: int | None, *, pch: bool = False, ray: bool = False) -> str:
+    """What a campaign does before its first case is done, said at its start: that part is the slowest
+    (a quick start on a loaded 2-CPU machine: ~15 s for the workers to import torch, then ~60 s for the
+    first case, Inductor's precompiled C++ header made in it)."""
+    if ray:
+        text = "judging on the Ray cluster: each node starts its workers (each imports torch) first"
+    elif not workers:
+        text = "judging in this process"
+    else:
+        text = f"starting {workers} sandboxed worker{'s' * (workers > 1)} (importing torch)"
+    if pch:
+        text += ("; the first cases also build Inductor's precompiled C++ header, once per run (a minute or more "
+                 "on a loaded machine)")
+    return text + f"; a progress line every {PLAIN_EVERY:g} s"
 
 
 def _fmt_counts(c: dict) -> str:
@@ -75,43 +95,97 @@ def pending_line(s: dict) -> str:
             f"`shapefuzz followup {s['state_dir']}` or by rerunning the same command")
 
 
+def summary_line(summary: dict) -> str:
+    line = (f"... {summary['cases']} cases, {summary['cases_per_second']:.3f}/s, "
+            f"finding cases {sum(summary['findings_new'].values())} new-class / "
+            f"{sum(summary['findings_known'].values())} known, bugs {summary.get('bugs', '-')} "
+            f"(raw signatures {summary['signatures']}), follow-ups pending "
+            f"{(summary.get('followups') or {}).get('pending', 0)}, "
+            f"restarts {sum(summary['restarts'].values())}")
+    if summary.get("nodes"):
+        line += f"\n    ray nodes: {nodes_text(summary['nodes'], '; ')}"
+    return line
+
+
+class _Waiting:
+    """The live view before the first case is done: the seconds so far (re-rendered at each refresh)."""
+
+    def __init__(self, progress: "Progress"):
+        self.progress = progress
+
+    def __rich__(self) -> str:
+        return f"{time.monotonic() - self.progress.started:.0f} s, no case done yet: {self.progress.waiting}"
+
+
 class Progress:
-    def __init__(self, live: bool | None = None):
-        self.live = sys.stdout.isatty() if live is None else live
+    def __init__(self, live: bool | None = None, every: float = PLAIN_EVERY, file=None):
+        self.file = file or sys.stdout  # run --json: stderr, the summary alone on stdout
+        self.live = self.file.isatty() if live is None else live
+        self.every = every
+        self.waiting = WAITING  # the campaign may say better
+        self.started = time.monotonic()
         self._live = None
         self._last = time.monotonic()
+        self._line = None  # the last plain line: repeated while nothing finishes
+        self._updated = None  # when the last case finished
+        self._print_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker = None
 
     def __enter__(self):
+        self.started = self._last = time.monotonic()
         if self.live:
+            from rich.console import Console
             from rich.live import Live
 
-            self._live = Live(refresh_per_second=2, transient=False)
+            self._live = Live(_Waiting(self), refresh_per_second=2, transient=False, console=Console(file=self.file))
             self._live.__enter__()
+        else:  # a line every `every` seconds even when no case finishes: silence reads as a hang
+            self._stop.clear()
+            self._ticker = threading.Thread(target=self._tick, name="shapefuzz-progress", daemon=True)
+            self._ticker.start()
         return self
 
     def __exit__(self, *exc):
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+            self._ticker = None
         if self._live is not None:
             self._live.__exit__(*exc)
+
+    def _tick(self) -> None:
+        while not self._stop.wait(min(1.0, self.every)):
+            with self._print_lock:
+                if time.monotonic() - self._last < self.every:
+                    continue
+                self._last = time.monotonic()
+                if self._line is None:
+                    self._print(f"... {self._last - self.started:.0f} s, no case done yet: {self.waiting}")
+                else:
+                    self._print(f"{self._line} (none finished in the last {self._last - self._updated:.0f} s)")
 
     def update(self, summary: dict) -> None:
         if self._live is not None:
             self._live.update(summary_table(summary))
-        elif time.monotonic() - self._last >= PLAIN_EVERY:
-            self._last = time.monotonic()
-            print(f"... {summary['cases']} cases, {summary['cases_per_second']:.3f}/s, "
-                  f"finding cases {sum(summary['findings_new'].values())} new-class / "
-                  f"{sum(summary['findings_known'].values())} known, bugs {summary.get('bugs', '-')} "
-                  f"(raw signatures {summary['signatures']}), follow-ups pending "
-                  f"{(summary.get('followups') or {}).get('pending', 0)}, "
-                  f"restarts {sum(summary['restarts'].values())}", flush=True)
-            if summary.get("nodes"):
-                print(f"    ray nodes: {nodes_text(summary['nodes'], '; ')}", flush=True)
+            return
+        with self._print_lock:
+            first = self._line is None
+            self._line, self._updated = summary_line(summary), time.monotonic()
+            if first or time.monotonic() - self._last >= self.every:  # the first case at once: the start is over
+                self._last = time.monotonic()
+                self._print(self._line + (f" (first case done after {time.monotonic() - self.started:.0f} s)"
+                                          if first else ""))
 
     def note(self, text: str) -> None:
         if self._live is not None:
             self._live.console.print(text)
         else:
-            print(text, flush=True)
+            with self._print_lock:
+                self._print(text)
+
+    def _print(self, text: str) -> None:
+        print(text, file=self.file, flush=True)
 
 
 def print_summary(summary: dict, as_json: bool = False) -> None:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait as _wait
 from typing import Iterable, Iterator
 
+from fuzz.campaign.cold_start import ColdStart
 from fuzz.campaign.lifeline import exit_with_parent
 from fuzz.campaign.sizing import size_pool
 from fuzz.judge.poison import replace_cause
@@ -112,6 +113,7 @@ class _Job:
     timeout: float
     started: float
     key: str | None = None  # similar_key of its program
+    program: dict | None = None  # kept to judge it again after a cold hang
 
 
 @dataclass
@@ -172,8 +174,9 @@ class WorkerPool:
                  workers_per_gpu: int | None = None, timeout: float = 300.0, recycle_after: int | None = 200,
                  workdir: str | None = None, *, rerun: bool = True, check_strides: bool = True,
                  start_timeout: float = 180.0, threads: int | None = None, env: dict | None = None, kind=None,
-                 similar=None, cache_limit: int | None = None):
+                 similar=None, cache_limit: int | None = None, rerun_cold_hangs: bool = False, note=None):
         self.kind = kind
+        self.cold = ColdStart(rerun_cold_hangs, note)  # a hang before any case is answered: judged once more
         # bytes of compile caches (and scratch files) all workers may keep: each its share; one over it
         # is replaced after its case, and its caches emptied (an emptied cache only costs recompiles)
         self.cache_limit = cache_limit
@@ -406,7 +409,7 @@ class WorkerPool:
             if item is None:  # each is like a running case: it waits for that one
                 return
             case_id, program, timeout, key = item
-            job = _Job(case_id=case_id, token=next(self._tokens), timeout=timeout, started=time.monotonic(), key=key)
+            job = _Job(case_id, next(self._tokens), timeout, time.monotonic(), key, program)
             with contextlib.suppress(OSError):
                 w.log_offset = os.path.getsize(w.log_path)
             try:
@@ -508,6 +511,7 @@ class WorkerPool:
             return  # stale: cannot happen with one case in flight per worker
         w.job = None
         w.cases += 1
+        self.cold.answered += 1
         extra = extra or {}
         cause = replace_cause(verdict) or extra.get("restart")
         if cause is None and self.recycle_after and w.cases >= self.recycle_after:
@@ -557,6 +561,8 @@ class WorkerPool:
         w.proc.join(_HANG_DUMP_WAIT)  # (it will not exit; this is a sleep that ends early if it dies)
         tail, frames = self._read_log(w)
         job, w.job = w.job, None
+        if self.cold.rerun(job, self.workers, self._pending):  # fuzz/campaign/cold_start.py
+            return self._replace(w, "cold-hang")
         if job.key is not None:
             self._hung.setdefault(job.key, job.case_id)
         v = Verdict(outcome=Outcome.HANG, stage=Stage.PROCESS, frames=frames, seconds=time.monotonic() - job.started,

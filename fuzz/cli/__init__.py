@@ -24,7 +24,10 @@ def build_parser() -> argparse.ArgumentParser:
                                  "PyTorch compilers: compiled vs eager over a size schedule.")
     sub = ap.add_subparsers(dest="command", required=True)
     for module in SUBCOMMANDS:
-        module.add_parser(sub).add_argument(
+        parser = module.add_parser(sub)
+        if not getattr(module, "JUDGES_PROGRAMS", True):
+            continue
+        parser.add_argument(
             "--allow-backend", action="append", default=[], metavar="MODULE",
             help="let a program's module:attr backend import MODULE (a program file alone never imports one; "
                  "--backend module:attr allows its module too); repeatable")
@@ -36,7 +39,8 @@ def _allow_backends(args) -> None:
     from fuzz.judge.backends import allow_modules
 
     named = getattr(args, "backend", None)
-    allow_modules(list(args.allow_backend) + ([named.partition(":")[0]] if named and ":" in named else []))
+    given = list(getattr(args, "allow_backend", ()))  # (a command that judges nothing has no --allow-backend)
+    allow_modules(given + ([named.partition(":")[0]] if named and ":" in named else []))
 
 
 def _leave_tmp_as_found() -> None:

@@ -13,7 +13,7 @@ def add_parser(subparsers):
         "bench", help="torch_xla: judge generated step programs in this process and print cases/s, outcomes, "
         "cache-hit share and findings (no sandbox, no corpus; needs torch_xla, docs/xla.md)")
     b.add_argument("--count", type=count(1), default=200, help="programs to generate (default 200)")
-    b.add_argument("--seed", type=count(0), default=0)
+    b.add_argument("--seed", type=count(0), default=0, help="the seed the programs are drawn from (default 0)")
     b.add_argument("--fault", default=None, help="a planted torch_xla fault (fuzz/judge/steps.py FAULTS), for testing")
     b.add_argument("--time", type=parse_duration, default=None, help="stop after this long, e.g. 1800, 30m")
     b.set_defaults(fn=cmd)

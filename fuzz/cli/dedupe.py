@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error, parse_duration, print_json
+from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, count, error, parse_duration, print_json
 
 
 def add_parser(subparsers):
@@ -23,11 +23,11 @@ def add_parser(subparsers):
     d.add_argument("--time-budget", type=parse_duration, default=300.0,
                    help="shrinking per entry (default 300s; the re-checks run after it)")
     d.add_argument("--timeout", type=parse_duration, default=300.0, help="per case, in the sandbox (crash/hang)")
-    d.add_argument("--reruns", type=int, default=None, help="re-checks of a shrunk program (default 3)")
+    d.add_argument("--reruns", type=count(0), default=None, help="re-checks of a shrunk program (default 3)")
     d.add_argument("--reshrink", action="store_true",
                    help="shrink again entries that are shrunk but not re-keyed (e.g. by an older shrinker, "
                    "without the neutral-op pass)")
-    d.add_argument("--json", action="store_true")
+    d.add_argument("--json", action="store_true", help="print the plan as JSON (progress on stderr)")
     d.add_argument("-v", "--verbose", action="store_true", help="print every accepted shrink step")
     d.set_defaults(fn=cmd)
     return d
@@ -42,10 +42,11 @@ def cmd(args) -> int:
         error(f"{root} is not a corpus directory")
         return EXIT_BAD_INPUT
     step_log = (lambda m: print(m, file=sys.stderr, flush=True)) if args.verbose else None
-    say = (lambda m: None) if args.json else (lambda m: print(m, flush=True))
+    # each entry's line as it is settled (JSON: on stderr, the object alone on stdout)
+    say = (lambda m: print(m, file=sys.stderr if args.json else sys.stdout, flush=True))
     plan = dedupe(root, write=not args.dry_run, time_budget=args.time_budget, timeout=args.timeout,
                   reruns=DEFAULT_RERUNS if args.reruns is None else args.reruns, reshrink=args.reshrink,
-                  log=step_log)
+                  log=step_log, note=say)
     before = len(plan.settlements)
     merges = {k: v for k, v in plan.merges().items() if len(v) > 1}
     if args.json:
@@ -54,8 +55,6 @@ def cmd(args) -> int:
                                      "onto": s.onto, "reason": s.reason} for s in plan.settlements],
                     "merges": merges, "errors": plan.errors})
         return EXIT_OK
-    for s in plan.settlements:
-        say(s.line())
     verb = "would merge" if args.dry_run else "merged"
     for key, sources in sorted(merges.items()):
         say(f"{verb} {len(sources)} entries into {key}: {', '.join(sorted(sources))}")

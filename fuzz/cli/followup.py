@@ -15,7 +15,7 @@ def add_parser(subparsers):
     """Register `shapefuzz followup STATE [--json]`."""
     f = subparsers.add_parser("followup", help="finish a campaign's pending follow-ups (shrink and merge, triage)",
                               description=__doc__.split("\n\n", 1)[0])
-    f.add_argument("state_dir")
+    f.add_argument("state_dir", help="the campaign's state dir (run's --state)")
     f.add_argument("--json", action="store_true", help="print the job counts as JSON")
     f.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
                    help="compute the jobs on a Ray cluster (as `run --ray`; the corpus is written here)")

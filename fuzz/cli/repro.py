@@ -24,9 +24,9 @@ def add_parser(subparsers):
                    "does not fail as its finding did)")
     g.add_argument("--timeout", type=parse_duration, default=600.0, help="per short repro run (default 600s)")
     g.add_argument("--jobs", "-j", type=count(1), default=None, help="entries checked at once (default: one per CPU)")
-    g.add_argument("-o", "--output")
-    g.add_argument("--backend")
-    g.add_argument("--device", type=device_arg)
+    g.add_argument("-o", "--output", help="CASE: write the script to this file (default: print it)")
+    g.add_argument("--backend", help="CASE: compile with this backend instead of the program's")
+    g.add_argument("--device", type=device_arg, help="CASE: run on this device instead of the program's")
     g.set_defaults(fn=cmd)
     return g
 

@@ -17,13 +17,14 @@ def add_parser(subparsers):
     r.add_argument("--backend", default="inductor", help="a torch.compile backend (inductor, aot_eager, openxla, "
                    "...), or xla: torch_xla step programs (in-place ops, views, syncs; needs torch_xla, docs/xla.md)")
     r.add_argument("--device", type=device_arg, default="cpu", help="cpu (default) or cuda (every GPU; see --gpus)")
-    r.add_argument("--seed", type=count(0), default=0)
+    r.add_argument("--seed", type=count(0), default=0, help="the seed every program is drawn from (default 0); "
+                   "the same seed draws the same programs")
     r.add_argument("--max-cases", type=count(1), default=None, help="stop after this many cases (default: 20 "
                    "unless --time is given)")
     r.add_argument("--time", type=parse_duration, default=None, help="stop after this long, e.g. 30m, 8h")
     r.add_argument("--max-findings", type=count(1), default=None,
                    help="stop once this many findings (new or known) are logged, e.g. 1 in CI")
-    r.add_argument("--max-ops", type=count(1), default=6)
+    r.add_argument("--max-ops", type=count(1), default=6, help="ops per program at most (default 6)")
     r.add_argument("--families", nargs="+", default=None, metavar="FAMILY",
                    help="draw ops of these families only, e.g. matrix nn (default: all; `shapefuzz ops` lists them)")
     r.add_argument("--ops", nargs="+", default=None, metavar="OP",
@@ -53,11 +54,13 @@ def add_parser(subparsers):
                    help="judge on a Ray cluster: HOST:PORT of its head, local (a Ray in this process), or nothing "
                    "(RAY_ADDRESS, or the cluster `ray start` made here); --workers is then per node (default: the "
                    "node's Ray CPUs). Needs the ray extra; docs/cluster.md")
-    r.add_argument("--timeout", type=parse_duration, default=None, help="per case (default 300s; 120s on CUDA)")
+    r.add_argument("--timeout", type=parse_duration, default=None, help="per case (default 300s; 120s on CUDA; "
+                   "never more than --time)")
     r.add_argument("--state", default=None, help="state dir (default runs/BACKEND-DEVICE-seedS)")
-    r.add_argument("--corpus", default="corpus", help="corpus dir for new findings (default corpus/)")
+    r.add_argument("--corpus", default=None, help="corpus dir for new findings (default STATE/corpus, beside the "
+                   "state dir; the repository's corpus/ only when named)")
     r.add_argument("--known-issues", default=None, help="known upstream issues (default: CORPUS/known_issues.json, "
-                   "else corpus/known_issues.json)")
+                   "else corpus/known_issues.json, the repository's, read only)")
     r.add_argument("--no-shrink", dest="shrink", action="store_false",
                    help="do not shrink new corpus entries in the background")
     r.add_argument("--no-triage", dest="triage", action="store_false",
@@ -70,24 +73,27 @@ def add_parser(subparsers):
                    "the free space of the state dir's disk); a worker over its share is replaced, its caches emptied")
     r.add_argument("--no-wait", dest="wait", action="store_false",
                    help="exit once the cases are done, leaving follow-ups (shrink and merge, triage) pending for "
-                   "`shapefuzz followup STATE` or a rerun")
+                   "`shapefuzz followup STATE` or a rerun; the exit code then counts the bugs as they stand "
+                   "before their follow-ups (an entry a follow-up would set aside as unconfirmed still counts)")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.set_defaults(fn=cmd)
     return r
 
 
-def case_timeout(given: float | None, device: str) -> float:
-    """--timeout, else the device type's default (fuzz/campaign/driver.py CASE_TIMEOUT)."""
+def case_timeout(given: float | None, device: str, time_limit: float | None = None) -> float:
+    """--timeout, else the device type's default (fuzz/campaign/driver.py CASE_TIMEOUT); never more than the
+    campaign's time limit (one hung case would otherwise hold a worker past it)."""
     from fuzz.campaign.driver import CASE_TIMEOUT, CampaignConfig
     from fuzz.devices import device_type
 
-    return given if given is not None else CASE_TIMEOUT.get(device_type(device), CampaignConfig.timeout)
+    timeout = given if given is not None else CASE_TIMEOUT.get(device_type(device), CampaignConfig.timeout)
+    return timeout if time_limit is None else min(timeout, time_limit)
 
 
 def cmd(args) -> int:
     from fuzz.campaign.disk import default_cache_limit, limit_line
     from fuzz.campaign.driver import CampaignConfig, run_campaign
-    from fuzz.campaign.progress import pending_line, print_summary
+    from fuzz.campaign.progress import Progress, pending_line, print_summary
     from fuzz.campaign.sizing import size_pool
     from fuzz.campaign.state import StateError
 
@@ -95,7 +101,8 @@ def cmd(args) -> int:
         args.max_cases = DEFAULT_MAX_CASES
     if unknown_backend(args.backend, args.device):
         return EXIT_BAD_INPUT
-    why = _bad_options(args)
+    args.state = args.state or _default_state_dir(args)
+    why = _bad_options(args) or _other_corpus(args)
     if why:
         error(why)
         return EXIT_BAD_INPUT
@@ -110,22 +117,23 @@ def cmd(args) -> int:
                          ops=tuple(args.ops) if args.ops else None, swarm=args.swarm,
                          coverage=args.coverage or args.guided, guided=args.guided,
                          modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
-                         state_dir=args.state or _default_state_dir(args), corpus_dir=args.corpus,
+                         state_dir=args.state, corpus_dir=args.corpus,
                          workers=sizing.workers if sizing else args.workers, devices=devices,
                          workers_per_gpu=args.workers_per_gpu if args.ray is not None else args.workers_per_gpu or 1,
                          ray=args.ray,
-                         timeout=case_timeout(args.timeout, args.device),
+                         timeout=case_timeout(args.timeout, args.device, args.time),
                          known_issues=args.known_issues, shrink=args.shrink,
                          triage=args.triage, sanitize=args.sanitize, shrink_budget=args.shrink_budget,
                          cache_limit=args.cache_limit)
     limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
     limit += f" time={cfg.time_limit:.0f}s" if cfg.time_limit else ""
+    said = sys.stderr if args.json else sys.stdout  # --json: stdout is the summary alone
     print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed} {limit.strip()} "
-          f"timeout={cfg.timeout:g}s per case "
-          f"state={cfg.state_dir} corpus={cfg.corpus_dir}", flush=True)
+          f"timeout={cfg.timeout:g}s per case{' (the time limit)' if cfg.timeout == cfg.time_limit else ''} "
+          f"state={cfg.state_dir} corpus={cfg.corpus_dir}", file=said, flush=True)
     print(f"shapefuzz run: {sizing.line() if sizing else _ray_line(args)}; "
           f"{limit_line(cfg.cache_limit or default_cache_limit(cfg.state_dir), bool(cfg.cache_limit), cfg.state_dir)}",
-          flush=True)
+          file=said, flush=True)
     printed = []
 
     def cases_done(summary):  # the summary as soon as the cases are done; follow-ups may go on after it
@@ -135,10 +143,11 @@ def cmd(args) -> int:
         note = pending_line(summary)
         if note:
             print(note + ("; finishing them now (Ctrl-C is safe)" if args.wait else ""),
-                  file=sys.stderr if args.json else sys.stdout, flush=True)
+                  file=said, flush=True)
 
     try:
-        res = run_campaign(cfg, on_cases_done=cases_done, wait=args.wait)
+        res = run_campaign(cfg, on_cases_done=cases_done, wait=args.wait,
+                           progress=Progress(file=said))
     except StateError as e:
         error(str(e))
         return EXIT_BAD_INPUT
@@ -156,7 +165,15 @@ def cmd(args) -> int:
             f" (follow-ups too, or: shapefuzz followup {cfg.state_dir})" if res.followups.get("pending") else ""),
             file=sys.stderr)
         return 130
-    return EXIT_BUG if sum(res.summary["findings_new"].values()) else EXIT_OK
+    return exit_code(res.summary)
+
+
+def exit_code(summary: dict) -> int:
+    """1 when distinct bugs stand once the follow-ups are done: corpus entries of this campaign's findings not
+    known upstream, after merging, less those set aside as unconfirmed (no fail alone in a fresh process);
+    else 0. With follow-ups left pending (--no-wait), the entries as they stand then: one that a later
+    follow-up sets aside still counts."""
+    return EXIT_BUG if summary.get("bugs") else EXIT_OK
 
 
 def _mode(text: str):
@@ -289,6 +306,28 @@ def _after(res, pending_line) -> None:
               f"(raw signatures {res.summary.get('signatures')})")
         if f.get("pending"):
             print(pending_line(res.summary))
+
+
+def _other_corpus(args) -> str | None:
+    """A state dir resumed without --corpus whose findings went elsewhere (its start predates STATE/corpus as
+    the default, or named another --corpus): why it cannot resume so, and the flag that would. The path is
+    read from the state dir only to be named, never written to."""
+    import json
+
+    from fuzz.campaign.driver import default_corpus
+
+    if args.corpus is not None:
+        return None
+    try:
+        with open(os.path.join(args.state, "state.json"), encoding="utf-8") as f:
+            recorded = json.load(f).get("corpus_dir")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return None  # no snapshot yet (or a bad one: the state dir's own check names it)
+    here = os.path.abspath(default_corpus(args.state))
+    if not isinstance(recorded, str) or os.path.abspath(recorded) == here:
+        return None
+    return (f"{args.state} saved its findings in {recorded!r}, not in its default corpus {here!r}; "
+            f"resume it with --corpus naming that dir")
 
 
 def _default_state_dir(args) -> str:

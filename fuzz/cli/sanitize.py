@@ -10,8 +10,8 @@ from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error, parse_duration
 def add_parser(subparsers):
     z = subparsers.add_parser("sanitize", help="re-run a corpus entry's repro under compute-sanitizer (CUDA); "
                               "writes ENTRY/sanitizer.txt")
-    z.add_argument("entry")
-    z.add_argument("--timeout", type=parse_duration, default=600.0)
+    z.add_argument("entry", help="a corpus entry directory")
+    z.add_argument("--timeout", type=parse_duration, default=600.0, help="for the sanitized run (default 600s)")
     z.set_defaults(fn=cmd)
     return z
 

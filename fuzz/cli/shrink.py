@@ -22,7 +22,8 @@ def add_parser(subparsers):
                     "signature; its program.json, verdict.json and repro.py are replaced by the shrunk form "
                     "(original_program.json keeps the original). Exit 0: shrunk and reproduced; 2: bad input "
                     "or the finding does not reproduce.")
-    s.add_argument("target", metavar="CASE_OR_ENTRY")
+    s.add_argument("target", metavar="CASE_OR_ENTRY", help="a program JSON file (a finding) or a corpus entry "
+                   "directory")
     s.add_argument("--time-budget", type=parse_duration, default=300.0, help="seconds of shrinking (default 300)")
     s.add_argument("--backend", help="override the program's backend")
     s.add_argument("--device", type=device_arg, help="override the program's device")

@@ -7,8 +7,8 @@ from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error
 
 def add_parser(subparsers):
     t = subparsers.add_parser("stats", help="summary of a campaign state dir")
-    t.add_argument("state_dir")
-    t.add_argument("--json", action="store_true")
+    t.add_argument("state_dir", help="a campaign's state dir (run's --state)")
+    t.add_argument("--json", action="store_true", help="print the summary as JSON")
     t.set_defaults(fn=cmd)
     return t
 

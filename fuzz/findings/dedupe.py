@@ -122,6 +122,10 @@ def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: fl
     program, verdict = entry.program, entry.verdict
     kind = kind_of(program)
     if not entry.shrunk or reshrink:
+        missing = kind.unavailable(program, retarget=False)
+        if missing:  # e.g. a CUDA entry on a CPU machine: unknown here, not "does not reproduce"
+            out.reason = f"cannot be checked here: {missing}"
+            return out
         forms = known_forms(corpus, entry, extra_forms)
         try:
             res = (shrinker or kind.shrink_entry)(entry.path, time_budget=time_budget, reruns=reruns, write=write,
@@ -173,19 +177,28 @@ class Plan:
 
 
 def dedupe(root, *, write: bool = True, time_budget: float = 300.0, timeout: float = 300.0,
-           reruns: int = DEFAULT_RERUNS, reshrink: bool = False, log: Callable[[str], None] | None = None) -> Plan:
+           reruns: int = DEFAULT_RERUNS, reshrink: bool = False, log: Callable[[str], None] | None = None,
+           note: Callable[[str], None] | None = None) -> Plan:
     """Settle every entry of the corpus at `root`: re-keyed ones first, then
     shrunk ones, then the rest by hits, so later shrinks can settle onto the
-    forms found before (in a dry run, the forms computed so far)."""
+    forms found before (in a dry run, the forms computed so far). `note`:
+    told what is under way (the count, each shrink as it starts) and each
+    entry's Settlement.line() as it is settled."""
     corpus = Corpus(root)
     plan = Plan()
     entries = list(corpus.entries())
     plan.errors = [str(e) for e in corpus.errors]
     entries.sort(key=lambda e: (not e.minimal, not e.shrunk, -e.hits, e.key))
     forms: list = []
-    for e in entries:
+    to_shrink = sum(1 for e in entries if not e.minimal and (not e.shrunk or reshrink))
+    if note:
+        note(f"{len(entries)} entries to settle; {to_shrink} to shrink, each within {time_budget:g} s"
+             + (" (in memory: a dry run)" if not write and to_shrink else ""))
+    for n, e in enumerate(entries, start=1):
         if not e.path.is_dir():  # merged away meanwhile (another process)
             continue
+        if note and not e.minimal and (not e.shrunk or reshrink):
+            note(f"[{n}/{len(entries)}] {e.key}: shrinking ...")
         try:
             s = settle(corpus, e.path, time_budget=time_budget, timeout=timeout, reruns=reruns, reshrink=reshrink,
                        write=write, extra_forms=forms, log=log)
@@ -195,6 +208,6 @@ def dedupe(root, *, write: bool = True, time_budget: float = 300.0, timeout: flo
         if not write and s.key is not None and s.program is not None and s.key not in {k for k, _, _ in forms}:
             forms.append((s.key, s.program, s.verdict))  # nothing re-keyed in a dry run: the next ones try it from here
         plan.settlements.append(s)
-        if log:
-            log(s.line())
+        if note or log:
+            (note or log)(s.line())
     return plan
