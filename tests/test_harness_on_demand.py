@@ -244,3 +244,11 @@ def test_dedupe_migrates_an_older_corpus(tmp_path, capsys):
     rc, out, _ = run_cli(["dedupe", root], capsys)
     assert rc == 0 and "migrated" not in out  # once is enough
 
+
+
+def test_the_shipped_corpus_is_data():
+    """Issue 42's bar: no stored harness, and at most 4,000 lines of Python in all."""
+    corpus = ROOT / "corpus"
+    assert list(corpus.rglob("harness.py")) == []
+    lines = sum(len(p.read_text().splitlines()) for p in corpus.rglob("*.py"))
+    assert lines <= 4000, lines
