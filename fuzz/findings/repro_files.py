@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fuzz.findings.corpus import HARNESS, Corpus, _locked, _now, _store_scripts, capture_env
-from fuzz.findings.scripts import entry_scripts, harness_note, settled_scripts
+from fuzz.findings.scripts import _apply_meta, entry_scripts, harness_note, settled_scripts
 from fuzz.files import dumps as _dumps
 from fuzz.files import write_atomic as _write_atomic
 
@@ -22,8 +22,6 @@ def rewrite_scripts(corpus: Corpus, entry_dir, keep_check: bool = True) -> dict:
     shapefuzz generates them; a stored harness.py goes); returns meta's
     "short_repro". keep_check: the very same short form keeps its last check
     (passed or not); False forgets it, for a check to be made again."""
-    from fuzz.findings.scripts import _apply_meta
-
     d = Path(entry_dir)
     with _locked(d):
         entry = corpus.load(d)
