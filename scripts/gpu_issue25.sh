@@ -13,7 +13,7 @@ PY=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1
 bash scripts/check_repros.sh "$out" corpus
 "$PY" -m fuzz versions corpus --python "$PY" --jobs 16 2>&1 | tee "$out/versions.log"
-tar czf "$out/entries.tgz" corpus/*/repro.py corpus/*/harness.py corpus/*/meta.json
+tar czf "$out/entries.tgz" corpus/*/repro.py corpus/*/meta.json
 state=runs/c$seed
 mkdir -p "$state/corpus" && cp corpus/known_issues.json "$state/corpus/"
 "$PY" -m fuzz run --device cuda --time 240s --seed "$seed" --state "$state" --corpus "$state/corpus" --no-wait \

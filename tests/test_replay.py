@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from fuzz.program.codegen import repro_source
-from fuzz.findings.corpus import Corpus
+from fuzz.findings.corpus import Corpus, entry_repro
 from fuzz.program.ir import Program
 from fuzz.cli import replay as replay_cli, report as report_cli, triage as triage_cli
 from fuzz.findings.replay import CHANGED, ERROR, FIXED, SKIPPED, STILL_FAILING, exit_status, replay, same_bug
@@ -328,7 +328,9 @@ def test_repro_without_its_device_exits_77_and_replay_counts_it_skipped(tmp_path
 
     _no_cuda()
     (entry,) = [d for d in _cuda_corpus(tmp_path).iterdir() if d.is_dir()]
-    r = subprocess.run([sys.executable, "repro.py"], cwd=entry, capture_output=True, text=True, timeout=300)
+    e = Corpus(tmp_path).load(entry)  # its harness (not stored: generated, as replay does)
+    (tmp_path / "harness.py").write_text(entry_repro(e.program, e.signature)[0])
+    r = subprocess.run([sys.executable, "harness.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert r.returncode == 77 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("SKIP: ") and "no CUDA device" in r.stderr
     # another Python (--python) is not asked about CUDA up front: the repro's 77 decides

@@ -7,6 +7,7 @@ from fuzz.findings.bugs import bug_rows, markdown
 from fuzz.findings.corpus import UNCONFIRMED, Corpus
 from fuzz.findings.dedupe import settle
 from fuzz.findings.replay import entry_dirs
+from fuzz.findings.repro_files import check_repro, rewrite_scripts
 from fuzz.findings.signature import signature
 from fuzz.findings.standalone import confirm, unconfirmed
 from fuzz.judge.runner import run_case
@@ -39,6 +40,10 @@ def test_a_history_dependent_finding_is_set_aside_and_its_next_hit_counted_there
     assert held.parent.name == UNCONFIRMED and s.path == held
     meta = json.loads((held / "meta.json").read_text())
     assert meta["short_repro"]["reproduces"] is False and meta["standalone"]["reproduces"] is False
+    # its short form did not fail alone: repro.py says why and how to generate the harness, and stores none
+    note = (held / "repro.py").read_text()
+    assert "No short repro: the short form did not fail" in note and "--harness" in note, note
+    assert not (held / "harness.py").exists()
     assert list(c.entries()) == [] and entry_dirs(tmp_path) == [] and bug_rows(tmp_path) == []
     assert "1 more finding(s) did not fail alone" in markdown([], tmp_path)
     # nothing lost: the same finding again is a hit on the set-aside entry, not a new entry to shrink
@@ -64,10 +69,9 @@ def test_a_settle_cut_short_after_its_re_key_does_its_standalone_checks_when_run
     meta["short_repro"]["lines"] = 20
     meta.pop("standalone")
     (held / "meta.json").write_text(json.dumps(meta))
-    (held / "repro.py").write_text((held / "harness.py").read_text())
     back = tmp_path / held.name
     held.rename(back)
-    c.rewrite_scripts(back)  # the short form back as repro.py, unchecked
+    rewrite_scripts(c, back)  # the short form back as repro.py, unchecked
     s = settle(c, back, time_budget=60, reruns=1)
     assert s.set_aside and unconfirmed(tmp_path) == [held] and not back.exists(), s.line()
 
@@ -99,7 +103,7 @@ def test_a_check_whose_entry_was_merged_into_meanwhile_writes_nothing(tmp_path, 
         (path / "repro.py").write_text(merged_repro)
         return False, "it passed", 0.1
     monkeypatch.setattr(short_repro, "check_short_repro", merged_meanwhile)
-    info = c.check_repro(path)
+    info = check_repro(c, path)
     assert not info.get("checked") and (path / "repro.py").read_text() == merged_repro
     assert not json.loads((path / "meta.json").read_text())["short_repro"].get("checked")
 

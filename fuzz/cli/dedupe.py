@@ -1,9 +1,11 @@
 """`shapefuzz dedupe CORPUS`: one entry per bug (fuzz/findings/dedupe.py).
 
 Shrinks every entry not shrunk yet (each within --time-budget), re-keys it
-by its minimal signature and merges entries that end at the same key. With
---dry-run nothing is written: it lists the merges it would make (entries not
-shrunk yet are still shrunk, in memory, to find their keys)."""
+by its minimal signature and merges entries that end at the same key. It
+also migrates entries of an older layout: the full harness they stored
+(harness.py) goes, as it is generated on demand now. With --dry-run nothing
+is written: it lists the merges it would make (entries not shrunk yet are
+still shrunk, in memory, to find their keys)."""
 
 from __future__ import annotations
 
@@ -53,8 +55,11 @@ def cmd(args) -> int:
         print_json({"dry_run": args.dry_run, "entries_before": before, "entries_after": plan.entries_after(before),
                     "settlements": [{"source": s.source, "key": s.key, "merged": s.merged, "shrunk_now": s.shrunk_now,
                                      "onto": s.onto, "reason": s.reason} for s in plan.settlements],
-                    "merges": merges, "errors": plan.errors})
+                    "merges": merges, "migrated": plan.migrated, "errors": plan.errors})
         return EXIT_OK
+    for key, files in sorted(plan.migrated.items()):
+        say(f"{key}: {'would be migrated' if args.dry_run else 'migrated'} ({', '.join(files)}: the full harness "
+            "is generated on demand now)")
     verb = "would merge" if args.dry_run else "merged"
     for key, sources in sorted(merges.items()):
         say(f"{verb} {len(sources)} entries into {key}: {', '.join(sorted(sources))}")

@@ -1,10 +1,13 @@
 """`shapefuzz repro CASE`: the standalone repro.py of a case.
 
 `shapefuzz repro ENTRY|CORPUS [--check]`: write each corpus entry's repro.py
-(the short repro, where its finding has one) and harness.py anew from its
-program and verdict; with --check, run each short repro standalone in a fresh
-process: it must fail the way the finding did, or the entry falls back to its
-harness and says why (meta.json "short_repro")."""
+(the short repro, where its finding has one) anew from its program and
+verdict; with --check, run each short repro standalone in a fresh process: it
+must fail the way the finding did, or the entry's repro.py becomes a note on
+its harness and meta.json "short_repro" says why.
+
+`shapefuzz repro ENTRY --harness [-o FILE]`: the entry's full judging
+harness, generated from its validated program (entries do not store it)."""
 
 from __future__ import annotations
 
@@ -24,21 +27,25 @@ def add_parser(subparsers):
                    "does not fail as its finding did)")
     g.add_argument("--timeout", type=parse_duration, default=600.0, help="per short repro run (default 600s)")
     g.add_argument("--jobs", "-j", type=count(1), default=None, help="entries checked at once (default: one per CPU)")
-    g.add_argument("-o", "--output", help="CASE: write the script to this file (default: print it)")
-    g.add_argument("--backend", help="CASE: compile with this backend instead of the program's")
-    g.add_argument("--device", type=device_arg, help="CASE: run on this device instead of the program's")
+    g.add_argument("--harness", action="store_true", help="a corpus entry: print (or -o: write) its full judging "
+                   "harness, generated from its program")
+    g.add_argument("-o", "--output", metavar="FILE", help="write the script to FILE instead of printing it")
+    g.add_argument("--backend", help="the program's backend instead of its own (a case file, or --harness)")
+    g.add_argument("--device", type=device_arg, help="the program's device instead of its own (a case file, or "
+                   "--harness)")
     g.set_defaults(fn=cmd)
     return g
 
 
 def cmd(args) -> int:
-    if Path(args.case).is_dir():
+    if Path(args.case).is_dir() and not args.harness:
         return _entries(args)
     from fuzz.judge.backends import not_allowed
     from fuzz.program.loading import repro_source
 
     try:
-        p = override(load_case(args.case), args)
+        p, title = _program(args)
+        p = override(p, args)
     except ValueError as e:
         error(str(e))
         return EXIT_BAD_INPUT
@@ -46,7 +53,7 @@ def cmd(args) -> int:
     if why:  # the repro would import it
         error(why)
         return EXIT_BAD_INPUT
-    src = repro_source(p, title=f"repro of {args.case}")
+    src = repro_source(p, title=title)
     if args.output:
         try:
             with open(args.output, "w") as f:
@@ -59,6 +66,23 @@ def cmd(args) -> int:
     return EXIT_OK
 
 
+def _program(args):
+    """(program, the script's title) of a case file, or with --harness of a corpus entry
+    (ValueError when it is neither: ProgramError and CorpusError are ValueErrors)."""
+    if not args.harness or not Path(args.case).is_dir():
+        return load_case(args.case), f"repro of {args.case}"
+    from fuzz.findings.corpus import Corpus, CorpusError
+
+    d = Path(args.case)
+    if not (d / "program.json").is_file():
+        raise ValueError(f"{d} is not a corpus entry (no program.json): --harness takes one entry")
+    try:
+        entry = Corpus(d.parent).load(d)
+    except CorpusError as e:
+        raise ValueError(str(e)) from None
+    return entry.program, f"shapefuzz {entry.key}: {entry.signature.text}"
+
+
 def _entries(args) -> int:
     """Rewrite (and with --check, check) the scripts of an entry or of every entry of a corpus."""
     from concurrent.futures import ThreadPoolExecutor
@@ -66,6 +90,7 @@ def _entries(args) -> int:
     from fuzz.campaign.sizing import size_pool
     from fuzz.findings.corpus import Corpus, CorpusError
     from fuzz.findings.replay import entry_dirs
+    from fuzz.findings.repro_files import check_repro, rewrite_scripts
 
     root = Path(args.case)
     dirs = [root] if (root / "program.json").is_file() else entry_dirs(root)
@@ -76,9 +101,9 @@ def _entries(args) -> int:
     def one(d):
         corpus = Corpus(d.parent)
         try:
-            info = corpus.rewrite_scripts(d, keep_check=not args.check)  # --check: check again
+            info = rewrite_scripts(corpus, d, keep_check=not args.check)  # --check: check again
             if args.check:
-                info = corpus.check_repro(d, timeout=args.timeout)
+                info = check_repro(corpus, d, timeout=args.timeout)
         except (CorpusError, OSError) as e:
             return d, {"error": str(e)}
         return d, info
@@ -95,7 +120,7 @@ def _line(info: dict) -> str:
     if "error" in info:
         return f"error: {info['error']}"
     if "lines" not in info:
-        return f"harness (no short form: {info.get('full_harness')})"
+        return f"no short form ({info.get('full_harness')}): shapefuzz repro ENTRY --harness gives the harness"
     text = f"short repro, {info['lines']} code lines"
     if info.get("not_checked"):
         return f"{text}; not checked here: {info['not_checked']}"

@@ -6,9 +6,10 @@
                  env.json        torch / triton / torch_xla / CUDA / GPU / Python / OS
                  meta.json       first_seen, last_seen (UTC ISO), hits; "shrink": the figures of a shrink;
                                  "variants" (re-keyed entries): provisional key -> text, hits, first/last seen
-                 repro.py        the short repro (fuzz/program/short_repro.py), or the harness where the
-                                 finding has no short form or it did not fail standalone (meta "short_repro")
-                 harness.py      the full judging harness (imports only torch; torch_xla for XLA entries)
+                 repro.py        the short repro (fuzz/program/short_repro.py); where the finding has none, or it
+                                 did not fail standalone (meta "short_repro" says why), a note on how to generate
+                                 the full harness; torch_xla entries: their harness (fuzz/findings/scripts.py)
+                 report.md, ablation.json, sanitizer.txt   once made
                  original_program.json, original_verdict.json  as found, once a shrink replaced them
                                  (of the representative, in a merged entry)
                  variants/<provisional key>/program.json, verdict.json   each program as found (re-keyed)
@@ -21,6 +22,12 @@ seen combined, every program as found kept under variants/, the smallest
 program the representative. A later finding with any of the absorbed
 provisional keys then counts a hit on the merged entry (the index).
 Entries without "variants" or "minimal" (older corpora) read as before.
+
+The full judging harness is data's product, not data: generated from the
+validated program whenever a command needs it, never stored and never read
+back. Entries made before kept it as harness.py: `shapefuzz dedupe`,
+`sanitize` and `repro ENTRY` remove it (fuzz/findings/repro_files.py, which
+also rewrites and checks repro.py).
 
 Several workers and campaigns may write one corpus at once, so every write is
 atomic (fuzz/files.py): files go to a temp file in the same directory, are
@@ -57,10 +64,11 @@ from fuzz.program.ir import Program, ProgramError
 from fuzz.program.loading import load_program
 from fuzz.findings.signature import Signature, signature
 from fuzz.judge.verdict import Verdict
-from fuzz.findings.scripts import (_apply_meta, _digest, _seen_with, entry_repro, entry_scripts,  # noqa: F401
-                                   program_digest)  # entry_repro, program_digest: re-exported
+from fuzz.findings.scripts import (_apply_meta, _seen_with, entry_repro, entry_scripts,  # noqa: F401
+                                   program_digest, settled_scripts)  # entry_repro, program_digest: re-exported
 
-FILES = ("program.json", "verdict.json", "signature.json", "env.json", "meta.json", "repro.py")  # harness.py: newer entries
+FILES = ("program.json", "verdict.json", "signature.json", "env.json", "meta.json", "repro.py")
+HARNESS = "harness.py"  # stored by older entries; generated on demand now, and removed where found
 INDEX = ".index.json"  # hidden: every other name but known_issues.json and UNCONFIRMED in a corpus is an entry
 UNCONFIRMED = "unconfirmed"  # entries that do not fail alone in a fresh process (findings/standalone.py)
 _ORIGINALS = ("original_program.json", "original_verdict.json")  # the representative as found
@@ -333,8 +341,7 @@ class Corpus:
             _write_atomic(d / "program.json", program.to_json(indent=2) + "\n")
             _write_atomic(d / "verdict.json", _dumps(verdict.to_dict()))
             scripts, updates = entry_scripts(program, verdict, entry.signature)
-            for name, text in scripts.items():
-                _write_atomic(d / name, text)
+            _store_scripts(d, scripts)
             meta = _apply_meta(dict(entry.meta), updates)
             meta["shrink"] = {**record, "at": _now()}
             _write_atomic(d / "meta.json", _dumps(meta))
@@ -347,60 +354,6 @@ class Corpus:
             meta = dict(self.load(d).meta)
             meta[key] = value
             _write_atomic(d / "meta.json", _dumps(meta))
-
-    def rewrite_scripts(self, entry_dir, keep_check: bool = True) -> dict:
-        """Write the entry's repro.py and harness.py anew from its program and
-        verdict (as this shapefuzz generates them); returns meta's "short_repro".
-        keep_check: the very same short form keeps its last check (passed or
-        not); False forgets it, for a check to be made again."""
-        d = Path(entry_dir)
-        with _locked(d):
-            entry = self.load(d)
-            scripts, updates = entry_scripts(entry.program, entry.verdict, entry.signature)
-            old = entry.meta.get("short_repro") or {}
-            if keep_check and old.get("checked") and old.get("script") == updates["short_repro"].get("script", "-"):
-                updates.pop("short_repro")  # the very same short form: its check stands
-                if not old.get("reproduces"):
-                    scripts["repro.py"] = scripts["harness.py"]
-            for name, text in scripts.items():
-                _write_atomic(d / name, text)
-            meta = _apply_meta(dict(entry.meta), updates)
-            _write_atomic(d / "meta.json", _dumps(meta))
-            return meta.get("short_repro") or {}
-
-    def check_repro(self, entry_dir, *, timeout: float = 600.0) -> dict:
-        """Run the entry's short repro.py standalone in a fresh process (unless this very script ran before): it must
-        fail as the entry's verdict did. The answer goes under meta.json's "short_repro" (checked: when, reproduces,
-        what it showed, the torch that ran it); a short form that does not reproduce is replaced by the harness, and
-        the entry says why. Entries without a short form, or whose device or stack this machine lacks, are left as
-        they are; so is one whose repro.py a merge replaced while the check ran. Returns "short_repro"."""
-        from fuzz.devices import missing as missing_device
-        from fuzz.program.short_repro import check_short_repro
-
-        d = Path(entry_dir)
-        entry = self.load(d)
-        info = dict(entry.meta.get("short_repro") or {})
-        if "lines" not in info or info.get("script") != _digest((d / "repro.py").read_text()) or info.get("checked"):
-            return info  # no short form, repro.py not the one meta describes, or this very script was run already
-        missing = missing_device(entry.program.settings.device)  # a short form is of a compiled program
-        if missing:
-            return {**info, "not_checked": missing}
-        script = (d / "repro.py").read_text()
-        ok, shown, seconds = check_short_repro(script, entry.verdict, timeout=timeout)
-        with _locked(d):
-            entry = self.load(d)
-            if (d / "repro.py").read_text() != script:  # its new form is checked by the merge's own settle
-                return dict(entry.meta.get("short_repro") or {})
-            info.update(checked=_now(), reproduces=ok, shown=shown, seconds=round(seconds, 1),
-                        torch=capture_env().get("torch"))
-            if not ok:
-                _write_atomic(d / "repro.py", (d / "harness.py").read_text())
-                info["full_harness"] = f"the short form did not fail as the finding did: {shown}"
-                info.pop("lines", None)
-            meta = dict(entry.meta)
-            meta["short_repro"] = info
-            _write_atomic(d / "meta.json", _dumps(meta))
-        return info
 
     def rekey(self, entry_dir, sig: Signature, size: Callable | None = None, into: str | None = None) -> Path:
         """Move an entry to signature `sig` (its minimal one) and merge it with
@@ -498,11 +451,8 @@ class Corpus:
         program = load_program(json.loads((d / "program.json").read_text(encoding="utf-8")))
         verdict = Verdict.from_dict(json.loads((d / "verdict.json").read_text(encoding="utf-8")))
         meta["seen_with"] = _seen_with(d, program)
-        scripts, updates = entry_scripts(program, verdict, dst.signature)
-        for name, text in scripts.items():
-            _write_atomic(d / name, text)
-        if (meta.get("short_repro") or {}).get("script") == updates["short_repro"].get("script", "-"):
-            updates.pop("short_repro")  # the very same short form: its check stands
+        scripts, updates, _ = settled_scripts(program, verdict, dst.signature, meta)
+        _store_scripts(d, scripts)
         _apply_meta(meta, updates)
         _write_atomic(d / "meta.json", _dumps(meta))
 
@@ -575,6 +525,13 @@ class Corpus:
             except (KeyError, TypeError, ValueError):
                 raise CorpusError(d, f"meta.json: {k} must be an ISO time, got {meta.get(k)!r}") from None
         return Entry(path=d, signature=sig, program=program, verdict=verdict, env=data["env.json"], meta=meta)
+
+
+def _store_scripts(d: Path, scripts: dict) -> None:
+    """Write an entry's scripts (atomically) and drop the harness.py older entries stored."""
+    for name, text in scripts.items():
+        _write_atomic(d / name, text)
+    (d / HARNESS).unlink(missing_ok=True)
 
 
 @contextmanager

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from fuzz.findings.corpus import Corpus, CorpusError, Entry
+from fuzz.findings.corpus import HARNESS, Corpus, CorpusError, Entry
+from fuzz.findings.repro_files import check_repro, drop_stored_harness
 from fuzz.findings.shrink import DEFAULT_RERUNS
 from fuzz.findings.signature import minimal_signature, outcome_class
-from fuzz.findings.standalone import UNCONFIRMED, confirm
+from fuzz.findings.standalone import UNCONFIRMED, confirm, unconfirmed
 from fuzz.kinds import kind_of, report_entry
 
 
@@ -87,7 +88,7 @@ def _check_standalone(corpus: Corpus, out: Settlement, timeout: float, log) -> b
     when it does not, the whole harness runs alone (_confirm). True when the
     entry was set aside."""
     try:
-        info = corpus.check_repro(out.path, timeout=timeout)
+        info = check_repro(corpus, out.path, timeout=timeout)
     except (OSError, CorpusError) as e:
         info = {}
         if log:
@@ -163,6 +164,7 @@ def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: fl
 class Plan:
     settlements: list = field(default_factory=list)
     errors: list = field(default_factory=list)  # CorpusError lines
+    migrated: dict = field(default_factory=dict)  # entry key -> files an older layout stored that were changed
 
     def merges(self) -> dict:
         """minimal key -> the entry keys that end up there (several: a merge)."""
@@ -174,6 +176,21 @@ class Plan:
 
     def entries_after(self, before: int) -> int:
         return before - sum(len(v) - 1 for v in self.merges().values())
+
+
+def _migrate(corpus: Corpus, dirs: list, errors: list, write: bool) -> dict:
+    """Entries of an older layout made current (repro_files.drop_stored_harness: the
+    stored harness.py goes); without `write`, those that would be. {key: what changed}."""
+    out = {}
+    for d in dirs:
+        try:
+            changed = drop_stored_harness(corpus, d) if write else [f"{HARNESS} removed"] * (d / HARNESS).exists()
+        except (CorpusError, OSError) as err:
+            errors.append(str(err))
+            continue
+        if changed:
+            out[d.name] = changed
+    return out
 
 
 def dedupe(root, *, write: bool = True, time_budget: float = 300.0, timeout: float = 300.0,
@@ -188,6 +205,7 @@ def dedupe(root, *, write: bool = True, time_budget: float = 300.0, timeout: flo
     plan = Plan()
     entries = list(corpus.entries())
     plan.errors = [str(e) for e in corpus.errors]
+    plan.migrated = _migrate(corpus, [e.path for e in entries] + unconfirmed(root), plan.errors, write)
     entries.sort(key=lambda e: (not e.minimal, not e.shrunk, -e.hits, e.key))
     forms: list = []
     to_shrink = sum(1 for e in entries if not e.minimal and (not e.shrunk or reshrink))

@@ -12,10 +12,11 @@ entry's program) is STILL-FAILING, another finding CHANGED, a pass FIXED (only
 when the harness passed too and printed its OK line). An entry that cannot be
 read, whose harness dies (a traceback instead of a verdict, a missing module)
 or runs past the time limit, or whose program cannot be judged, is an ERROR,
-with the reason. A stored harness.py (repro.py in older entries) that
-differs from what its program generates now is noted in the row
-(`shapefuzz repro ENTRY` writes both anew). An entry whose program names a module:attr backend is SKIPPED
-unless that module is allowed (--allow-backend MODULE).
+with the reason. A stored repro.py that differs from what its program
+generates now is noted in the row (`shapefuzz repro ENTRY` writes it anew),
+and so is a harness.py an older entry stored (`shapefuzz dedupe` removes
+it). An entry whose program names a module:attr backend is SKIPPED unless
+that module is allowed (--allow-backend MODULE).
 
 A torch_xla entry (a step program) replayed by a Python without torch_xla,
 or a CUDA entry on a machine without a CUDA device, is SKIPPED, with the
@@ -145,7 +146,8 @@ def stored_repro_problem(path: Path) -> str | None:
 
 
 def _replay_into(row: ReplayRow, d: Path, work: Path, *, timeout, python, cache_dir, known, env) -> None:
-    from fuzz.findings.corpus import Corpus, entry_repro
+    from fuzz.findings.corpus import HARNESS, Corpus, entry_repro
+    from fuzz.findings.scripts import settled_scripts
 
     entry = Corpus(d.parent).load(d)
     row.signature = entry.signature.text
@@ -166,8 +168,8 @@ def _replay_into(row: ReplayRow, d: Path, work: Path, *, timeout, python, cache_
         row.status, row.reason = SKIPPED, missing
         return
     harness, _ = entry_repro(entry.program, entry.signature)
-    stored = d / "harness.py" if (d / "harness.py").is_file() else d / "repro.py"  # older entries: one script
-    stale = harness != stored.read_text()
+    scripts, _, _ = settled_scripts(entry.program, entry.verdict, entry.signature, entry.meta)
+    stale = scripts["repro.py"] != (d / "repro.py").read_text()
     (work / "repro.py").write_text(harness)
     recorded = entry.verdict.outcome
     rc, out, err = run_command([python or sys.executable, "repro.py"], timeout=timeout, env=child_env(cache_dir, env),
@@ -200,8 +202,11 @@ def _replay_into(row: ReplayRow, d: Path, work: Path, *, timeout, python, cache_
             row.reason = f"known issue marked {rule.status} still reproduces: {row.known}"
     else:
         row.status, row.reason = CHANGED, f"now: {v.summary()}"
-    notes = [f"the stored {stored.name} is not what its program generates now (shapefuzz repro ENTRY rewrites "
+    notes = ["the stored repro.py is not what its program generates now (shapefuzz repro ENTRY rewrites "
              "it)"] if stale else []
+    if (d / HARNESS).exists():
+        notes.append(f"the entry stores a {HARNESS}, which is generated on demand now (shapefuzz dedupe CORPUS "
+                     "removes it)")
     if (d / "report.md").is_file():
         from fuzz.findings.scripts import program_digest
         from fuzz.findings.report_parts import stamped_program

@@ -342,7 +342,8 @@ def describe(p: Program, v: Verdict, summary: dict | None = None, short: bool = 
                  "calls of the schedule up to the failing one, and checks what goes wrong "
                  "(`torch.testing.assert_close` at the dtype's tolerance for values). " + imports)
     else:
-        text += ("\n\nThe repro below compares compiled and eager at default tolerances with a float64 eager "
+        text += ("\n\nThe repro (too long to inline: attach it; the note below says how to make it) compares "
+                 "compiled and eager at default tolerances with a float64 eager "
                  "reference (the rule of `torch._dynamo.utils.same` with `fp64_ref`), with "
                  "`torch._inductor.config.fallback_random = True`, TF32 off and the same seeded inputs for every "
                  "run. " + imports)
@@ -502,19 +503,22 @@ def ablation_table(doc: dict) -> str:
 
 def _repro_text(entry) -> str:
     """The entry's repro.py with its docstring's first line (the tool's own
-    label) replaced by a neutral one; regenerated when the entry's is a stub."""
+    label) replaced by a neutral one; regenerated when the entry's is a stub
+    or not a short form (a full harness is never inlined: a torch.compile entry
+    without a short form shows the note on how to generate it)."""
     path = Path(entry.path) / "repro.py"
     try:
         src = path.read_text(encoding="utf-8")
     except OSError:
         src = ""
     title = "Repro: torch.compile vs eager over a size schedule"
-    if (not src or "No repro: code generation failed" in src) and entry.program is not None:
+    short = "lines" in ((entry.meta or {}).get("short_repro") or {})
+    if (not src or not short or "No repro: code generation failed" in src) and entry.program is not None:
         try:
-            from fuzz.program.codegen import repro_source
+            from fuzz.findings.scripts import settled_scripts
 
-            return repro_source(entry.program, title)
-        except Exception:  # noqa: BLE001
+            src = settled_scripts(entry.program, entry.verdict, entry.signature, entry.meta or {})[0]["repro.py"]
+        except Exception:  # noqa: BLE001 - the stored text then
             pass
     if src.startswith('"""'):
         first, _, rest = src.partition("\n")

@@ -1,13 +1,18 @@
-"""Re-run a memory-error finding's repro under compute-sanitizer (when it is
-installed) and keep its first report in the corpus entry."""
+"""Re-run a memory-error finding under compute-sanitizer (when it is
+installed) and keep its first report in the corpus entry.
+
+What runs is the full judging harness generated from the entry's validated
+program, written afresh to a scratch dir, as replay does: never a file the
+entry stores."""
 
 from __future__ import annotations
 
 import os
 import re
 import shutil
-import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 # Findings worth a sanitizer run: storage bounds and device memory faults.
 PATTERNS = (r"setStorage", r"out of bounds", r"illegal memory access", r"misaligned address",
@@ -36,16 +41,28 @@ def first_report(output: str) -> str:
 
 def sanitize_entry(entry_dir: str, timeout: float = 600.0) -> str | None:
     """Write sanitizer.txt into the entry; returns its text, or None when the
-    tool is absent."""
+    tool is absent. CorpusError for an entry that cannot be read. A program
+    naming a module:attr backend imports it: callers that did not choose the
+    backend check fuzz.judge.backends.not_allowed first."""
+    from fuzz.findings.corpus import Corpus
+    from fuzz.findings.scripts import entry_repro
+    from fuzz.judge.isolated import run_command, scratch_env
+
     exe = find_sanitizer()
     if not exe:
         return None
-    cmd = [exe, "--tool", "memcheck", "--print-limit", "1", sys.executable, os.path.join(entry_dir, "repro.py")]
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        text = first_report(r.stdout + r.stderr) or f"(no report; exit {r.returncode})"
-    except subprocess.TimeoutExpired:
-        text = f"(compute-sanitizer timed out after {timeout:.0f} s)"
+    d = Path(entry_dir)
+    entry = Corpus(d.parent).load(d)
+    harness, error = entry_repro(entry.program, entry.signature)
+    if error:
+        text = f"(no harness to run: {error})"
+    else:
+        with tempfile.TemporaryDirectory(prefix="shapefuzz-sanitize-") as work:
+            (Path(work) / "repro.py").write_text(harness)
+            rc, out, err = run_command([exe, "--tool", "memcheck", "--print-limit", "1", sys.executable, "repro.py"],
+                                       timeout=timeout, env=scratch_env(work), cwd=work)
+        text = (f"(compute-sanitizer timed out after {timeout:.0f} s)" if rc is None else
+                first_report(out + err) or f"(no report; exit {rc})")
     write_report(entry_dir, text)
     return text
 

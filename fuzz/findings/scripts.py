@@ -1,8 +1,17 @@
-"""An entry's scripts: repro.py, the short repro where its finding has one
-(fuzz/program/short_repro.py), else the full harness; harness.py, the full
-judging harness replay regenerates; and what meta.json says of them. Also the
-digests that tie a script or report to the program it was made from, and the
-variants an entry was seen with."""
+"""An entry's script, repro.py, and what meta.json says of it; the full judging
+harness, generated on demand and never stored. Also the digests that tie a
+script or report to the program it was made from, and the variants an entry
+was seen with.
+
+repro.py holds the short repro where the finding has one and it failed
+standalone (fuzz/program/short_repro.py). Otherwise: for a torch_xla step
+program, its harness (loading.harness_is_repro: the script its issue
+carries); for a torch.compile program, a note that says why there is no
+short form and how to generate the harness (`shapefuzz repro ENTRY
+--harness`); a codegen failure leaves a stub that says so. No command
+runs a stored script: whatever runs is generated afresh from the validated
+program (replay, sanitize, the standalone checks, triage, versions, traces).
+"""
 
 from __future__ import annotations
 
@@ -13,13 +22,17 @@ from pathlib import Path
 from fuzz.findings.signature import Signature
 from fuzz.judge.verdict import Verdict
 from fuzz.program.ir import Program
-from fuzz.program.loading import load_program, repro_source
+from fuzz.program.loading import harness_is_repro, load_program, repro_source
 from fuzz.program.quoting import doc_text
 
 
+HARNESS_COMMAND = "shapefuzz repro ENTRY --harness -o harness.py"
+
+
 def entry_repro(program: Program, sig: Signature) -> tuple[str, str | None]:
-    """The full harness script, or a stub that says why there is none: a codegen
-    bug must not cost us the finding."""
+    """(The full judging harness, None), or (a stub that says why there is none,
+    the reason): a codegen bug must not cost us the finding. Generated, never
+    read from the entry."""
     title = f"shapefuzz {sig.key}: {sig.text}"
     try:
         return repro_source(program, title), None
@@ -30,12 +43,24 @@ def entry_repro(program: Program, sig: Signature) -> tuple[str, str | None]:
         return stub, why
 
 
+def harness_note(sig: Signature, why) -> str:
+    """repro.py of a torch.compile finding without a short repro: why, and how to
+    generate its full harness. Run, it prints that and exits 2 (neither 1, the
+    bug stands, nor 0, fixed)."""
+    return (f'"""{doc_text(f"shapefuzz {sig.key}: {sig.text}")}\n\n'
+            f"No short repro: {doc_text(str(why).rstrip('.'))}.\n\n"
+            "The full judging harness, a standalone script that imports only torch and exits 1 while\n"
+            "the bug stands, is generated from this entry's program.json (ENTRY: this directory):\n\n"
+            f"    {HARNESS_COMMAND}\n"
+            '"""\nimport sys\n\nprint(__doc__, file=sys.stderr)\nsys.exit(2)\n')
+
+
 def entry_scripts(program: Program, verdict: Verdict, sig: Signature) -> tuple[dict, dict]:
-    """({file name: text}, meta updates) of an entry's scripts: harness.py, the full
-    judging harness replay runs; repro.py, the short repro (fuzz/program/short_repro.py)
-    where the finding has one, else the harness again. meta: "repro_error" (None
-    to drop it) and "short_repro": the short form's code lines, or why there is
-    none; its standalone check (`check_entry_repro`) is not made here."""
+    """({file name: text}, meta updates) of an entry's scripts: repro.py, the short
+    repro (fuzz/program/short_repro.py) where the finding has one, else the
+    harness (loading.harness_is_repro) or harness_note. meta: "repro_error" (None to
+    drop it) and "short_repro": the short form's code lines, or why there is
+    none; its standalone check (repro_files.check_repro) is not made here."""
     from fuzz.program.short_repro import code_lines, short_repro_source, supported
 
     harness, error = entry_repro(program, sig)
@@ -49,7 +74,30 @@ def entry_scripts(program: Program, verdict: Verdict, sig: Signature) -> tuple[d
     info = {"program": program_digest(program)}
     info.update({"lines": code_lines(short), "script": _digest(short), "checked": None} if short
                 else {"full_harness": why or error})
-    return {"repro.py": short or harness, "harness.py": harness}, {"repro_error": error, "short_repro": info}
+    if short:
+        repro = short
+    elif error or harness_is_repro(program):
+        repro = harness  # the stub of a failed codegen, or a harness kept as the repro
+    else:
+        repro = harness_note(sig, why)
+    return {"repro.py": repro}, {"repro_error": error, "short_repro": info}
+
+
+def settled_scripts(program, verdict: Verdict, sig: Signature, meta: dict,
+                    keep_check: bool = True) -> tuple[dict, dict, bool]:
+    """entry_scripts for an entry whose meta.json is `meta`, and whether its
+    repro.py is a short form. keep_check: the very same short form keeps its
+    last standalone check, and one that did not fail gives way to the note."""
+    scripts, updates = entry_scripts(program, verdict, sig)
+    short = "lines" in updates["short_repro"]
+    old = meta.get("short_repro")
+    old = old if isinstance(old, dict) else {}
+    if keep_check and short and old.get("checked") and old.get("script") == updates["short_repro"]["script"]:
+        updates.pop("short_repro")  # the very same short form: its check stands
+        if not old.get("reproduces"):
+            why = old.get("full_harness") or "the short form did not fail as the finding did"
+            scripts["repro.py"], short = harness_note(sig, why), False
+    return scripts, updates, short
 
 
 def _seen_with(d: Path, program) -> dict:

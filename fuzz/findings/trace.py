@@ -36,7 +36,7 @@ def collect_trace(entry_dir, *, timeout: float = 600.0, tlparse: str | None = No
     path; default: the one on PATH), and return the record written to
     ENTRY/trace/trace.json."""
     from fuzz.findings.corpus import Corpus
-    from fuzz.findings.scripts import entry_scripts, program_digest
+    from fuzz.findings.scripts import entry_repro, entry_scripts, program_digest
     from fuzz.judge.backends import not_allowed
     from fuzz.judge.isolated import run_script
     from fuzz.program.ir import Program
@@ -50,7 +50,7 @@ def collect_trace(entry_dir, *, timeout: float = 600.0, tlparse: str | None = No
         raise TraceError(why)
     scripts, updates = entry_scripts(entry.program, entry.verdict, entry.signature)
     short = "lines" in (updates.get("short_repro") or {})
-    script = scripts["repro.py"] if short else scripts["harness.py"]
+    script = scripts["repro.py"] if short else entry_repro(entry.program, entry.signature)[0]
     with tempfile.TemporaryDirectory(prefix="shapefuzz-trace-") as work:
         w = Path(work)
         rc, _, err = run_script(script, timeout=timeout, force={"TORCH_TRACE": str(w / "trace")}, work=w)

@@ -45,6 +45,14 @@ def load_program(d: Any):
     return p
 
 
+def harness_is_repro(p) -> bool:
+    """Whether a finding of p keeps its full harness as its entry's repro.py: a
+    torch_xla step program has no short form, and its harness (~190 lines,
+    torch and torch_xla only) is the script a PyTorch/XLA issue carries; a
+    torch.compile program's harness (~450 lines) is generated on demand."""
+    return kind_name(p) == "steps"
+
+
 def repro_source(p, title: str = "") -> str:
     """The standalone repro.py of a program of either kind."""
     if kind_name(p) == "steps":

@@ -13,8 +13,9 @@ A program with a backward pass makes its floating inputs leaves that require
 grad and takes the gradients of the judge's loss (sum of out**2 / 2), so an
 error of the backward raises there and wrong gradients are compared. Findings
 whose check needs the judging loop (recompiles, hangs, eager-only errors)
-get None: their repro is the full harness (codegen.repro_source). `check_short_repro` runs a short repro in a
-fresh process and says whether it fails the way the verdict did.
+get None: they need the full harness (codegen.repro_source), generated on demand; their entry's repro.py
+says how (fuzz/findings/scripts.py). `check_short_repro` runs a short repro in a fresh process and says
+whether it fails the way the verdict did.
 """
 
 from __future__ import annotations
