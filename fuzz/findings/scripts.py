@@ -30,12 +30,13 @@ def entry_repro(program: Program, sig: Signature) -> tuple[str, str | None]:
         return stub, why
 
 
-def entry_scripts(program: Program, verdict: Verdict, sig: Signature) -> tuple[dict, dict]:
+def entry_scripts(program: Program, verdict: Verdict, sig: Signature, device: str | None = None) -> tuple[dict, dict]:
     """({file name: text}, meta updates) of an entry's scripts: harness.py, the full
     judging harness replay runs; repro.py, the short repro (fuzz/program/short_repro.py)
     where the finding has one, else the harness again. meta: "repro_error" (None
     to drop it) and "short_repro": the short form's code lines, or why there is
-    none; its standalone check (`check_entry_repro`) is not made here."""
+    none; its standalone check (`check_entry_repro`) is not made here. `device`: the short repro's device
+    where it differs from the program's (`repro_device`)."""
     from fuzz.program.short_repro import code_lines, short_repro_source, supported
 
     harness, error = entry_repro(program, sig)
@@ -43,13 +44,23 @@ def entry_scripts(program: Program, verdict: Verdict, sig: Signature) -> tuple[d
     if error is None:
         try:
             why = supported(program, verdict)
-            short = None if why else short_repro_source(program, verdict, f"shapefuzz {sig.key}: {sig.text}")
+            short = None if why else short_repro_source(program, verdict, f"shapefuzz {sig.key}: {sig.text}",
+                                                          device=device)
         except Exception as e:  # noqa: BLE001 - the harness still serves
             why = f"the short form failed to generate ({type(e).__name__}: {e})"
     info = {"program": program_digest(program)}
     info.update({"lines": code_lines(short), "script": _digest(short), "checked": None} if short
                 else {"full_harness": why or error})
     return {"repro.py": short or harness, "harness.py": harness}, {"repro_error": error, "short_repro": info}
+
+
+def repro_device(program, ablation: dict | None) -> str | None:
+    """"cpu" for a CUDA finding whose triage reproduced it with device="cpu" (a maintainer runs a CPU repro
+    anywhere), else None: the program's own device."""
+    rows = (ablation or {}).get("rows") or []
+    cpu = any(isinstance(r, dict) and r.get("axis") == "device" and (r.get("changes") or {}).get("device") == "cpu"
+              and r.get("status") == "reproduces" for r in rows)
+    return "cpu" if cpu and isinstance(program, Program) and program.device_type() == "cuda" else None
 
 
 def _seen_with(d: Path, program) -> dict:
