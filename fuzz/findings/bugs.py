@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from urllib.parse import quote
+
+from fuzz.findings import markdown as md
 
 NEW, KNOWN, FIXED = "new", "known upstream", "fixed"
 
@@ -121,12 +124,20 @@ def set_aside_lines(corpus_root) -> list[str]:
 
 
 def _cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """A table cell of data: one line, pipes, HTML and Markdown escaped (fuzz/findings/markdown.py)."""
+    return md.text(text, 600)
+
+
+def _report_link(r: BugRow) -> str:
+    if not r.report:
+        return "-"
+    name = Path(r.report).parent.name
+    return f"[report]({quote(name)}/report.md)" if name else "-"
 
 
 def markdown(rows: list[BugRow], corpus_root) -> str:
     counts = {s: sum(r.status == s for r in rows) for s in (NEW, KNOWN, FIXED)}
-    lines = [f"# Bugs in {corpus_root}", "",
+    lines = [f"# Bugs in {md.text(corpus_root, 300)}", "",
              f"{len(rows)} distinct bugs: {counts[NEW]} new, {counts[KNOWN]} known upstream, {counts[FIXED]} fixed "
              "at the last replay. Written by `shapefuzz bugs --write`; each entry's report.md is ready to file.", "",
              *set_aside_lines(corpus_root),
@@ -134,8 +145,8 @@ def markdown(rows: list[BugRow], corpus_root) -> str:
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         repro = f"{r.repro_lines} lines" if r.repro_lines else "harness"
-        report = f"[report]({Path(r.report).parent.name}/report.md)" if r.report else "-"
-        lines.append("| " + " | ".join(_cell(x) for x in (
-            f"`{r.key}`", r.title, r.outcome, ", ".join(r.ops[:6]) + (" ..." if len(r.ops) > 6 else ""), r.device,
-            r.status, r.upstream, r.versions, f"{repro} ({r.repro_checked})", report)) + " |")
+        ops = ", ".join(str(op) for op in r.ops[:6]) + (" ..." if len(r.ops) > 6 else "")
+        cells = [md.code(r.key, 64)] + [_cell(x) for x in (
+            r.title, r.outcome, ops, r.device, r.status, r.upstream, r.versions, f"{repro} ({r.repro_checked})")]
+        lines.append("| " + " | ".join(cells + [_report_link(r)]) + " |")
     return "\n".join(lines) + "\n"
