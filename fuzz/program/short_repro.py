@@ -19,6 +19,7 @@ fresh process and says whether it fails the way the verdict did.
 
 from __future__ import annotations
 
+import math
 import re
 
 from fuzz.judge.backends import backend, compile_kwargs, ModeOptions
@@ -110,8 +111,8 @@ def _tolerance(p: Program) -> float:
 
 
 def _mutates(p: Program) -> bool:
-    """Whether running p may write to its inputs (an in-place op, or an input aliasing another)."""
-    return any(OPS[c.op].mutates for c in p.ops if c.op in OPS) or any(x.alias is not None for x in p.inputs)
+    """Whether running p may write to its inputs: it has an in-place op (an alias alone writes nothing)."""
+    return any(OPS[c.op].mutates for c in p.ops if c.op in OPS)
 
 
 def _creation(x, dims: str, device: str) -> str:
@@ -150,8 +151,10 @@ def _one_input(x, p: Program, call: int | None, device: str) -> str:
     expr = input_expr(x, shape, "\0")
     m = re.match(r"make\((.*?), \x00\)(.*)$", expr, re.S)
     dims, rest = m.group(1), m.group(2)
-    if call is not None and not re.fullmatch(r"\((\d+(, \d+)*,?)?\)", dims):  # overlapping: its storage size
+    if call is not None and x.layout == "overlapping":  # the storage's size, worked out
         dims = f"({1 + sum(max(n - 1, 0) for n in shape)},)"
+    elif call is not None and x.layout == "offset":
+        dims = f"({x.offset + math.prod(shape)},)"
     return f"{x.name} = {_creation(x, dims, device)}{rest}"
 
 
