@@ -65,6 +65,12 @@ def _first_line(text, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 3].rstrip() + "..."
 
 
+def _said(v: Verdict, scrub) -> str:
+    """ ": <the message's first line>" ending the sentence, or "." for an exception without a message."""
+    line = _first_line(scrub(str(v.message or "")))
+    return f": {md.text(line)}" + ("" if line.endswith(".") else ".") if line else "."
+
+
 def _writers(p: Program) -> list[str]:
     """The in-place ops of p, as torch names."""
     from fuzz.program.opdb import OPS
@@ -136,11 +142,10 @@ def expected_actual(p: Program, v: Verdict, *, sizes: dict | None = None, dtype:
         stage = {"compile": " while compiling", "execute": " while running the compiled code"}.get(
             getattr(v.stage, "value", ""), "")
         return ("The compiled function returns what eager returns (eager runs without error).",
-                f"It raises {exc}{stage}{at}: {md.text(_first_line(scrub(v.message)))}")
+                f"It raises {exc}{stage}{at}{_said(v, scrub)}")
     if o is Outcome.EAGER_ERROR:
-        return (f"The compiled function raises {md.code(v.exc_type or 'an exception', 200)} as eager does: "
-                f"{md.text(_first_line(scrub(v.message)))}",
-                f"The compiled function returns a result{at}.")
+        return (f"The compiled function raises {md.code(v.exc_type or 'an exception', 200)} as eager does"
+                f"{_said(v, scrub)}", f"The compiled function returns a result{at}.")
     if o is Outcome.CRASH:
         return ("The compiled function returns what eager returns.",
                 f"The process dies{at} ({md.text(v.exc_type or 'crash', 100)}).")

@@ -1,20 +1,25 @@
 """The short repro of a finding: a straight-line script a maintainer reads in
 half a minute, as upstream fuzzer reports are written.
 
-It holds the imports, the program as a function, its inputs at the calls of
-the shrunk schedule up to the failing one (seeded exactly as the judge made
-them, marks included), torch.compile with the program's settings, and one
-plain check of what went wrong: the call itself (an exception or a crash),
-torch.testing.assert_close at the judge's tolerance (values, shapes, dtypes,
-an input mutated), or a stride comparison. It exits 1 (an uncaught
-exception) while the bug stands and 0 once it is fixed.
+It holds the imports, the program as a function, torch.compile with the
+program's settings, the inputs as one-line seeded calls (`torch.manual_seed(n)`
+then `torch.randn(2, 3)`: the very values the judge drew from its generator
+seeded n, with the layout and the marks), and one plain check of what went
+wrong: the call itself (an exception or a crash), torch.testing.assert_close
+at the judge's tolerance (values, shapes, dtypes, an input mutated), a stride
+comparison, or a recompile raised by `torch._dynamo.config.error_on_recompile`.
+A failing call after the first is reached by a loop over the schedule's calls
+up to it. No helper of the judging harness (make, make_inputs, generators)
+appears. It exits 1 (an uncaught exception) while the bug stands and 0 once it
+is fixed.
 
-A program with a backward pass makes its floating inputs leaves that require
-grad and takes the gradients of the judge's loss (sum of out**2 / 2), so an
-error of the backward raises there and wrong gradients are compared. Findings
-whose check needs the judging loop (recompiles, hangs, eager-only errors)
-get None: their repro is the full harness (codegen.repro_source). `check_short_repro` runs a short repro in a
-fresh process and says whether it fails the way the verdict did.
+Eager and compiled share the inputs unless the program writes to them; then
+eager gets exact clones, or (a view, an offset, a leaf) inputs made again from
+the same seed. A program with a backward pass makes its floating inputs leaves
+that require grad and takes the gradients of the judge's loss (sum of out**2 /
+2). Hangs and eager-only errors get None: their repro is the full harness
+(codegen.repro_source). `check_short_repro` runs a short repro in a fresh
+process and says whether it fails the way the verdict did.
 """
 
 from __future__ import annotations
