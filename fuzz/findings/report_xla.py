@@ -28,8 +28,8 @@ def render_openxla(entry) -> str:
     parts += ["## Expected behavior", "", ("Expected: " + expected.strip()) if expected else
               "The same result as eager on CPU.", "", "## Environment", "",
               f" - reproducible on XLA backend [CPU/TPU/CUDA]: {env.get('gpu') and 'CUDA' or 'CPU'}",
-              f" - torch_xla version: {md.text(env.get('torch_xla') or 'unknown', 60)}",
-              f" - torch version: {md.text(env.get('torch') or 'unknown', 60)}", ""]
+              f" - torch_xla version: {md.code(env.get('torch_xla') or 'unknown', 60)}",
+              f" - torch version: {md.code(env.get('torch') or 'unknown', 60)}", ""]
     if env_note:
         parts += [env_note, ""]
     parts += [_fence(env_text), "", "## Additional context", ""]
@@ -108,8 +108,8 @@ def render_steps(entry) -> str:
     parts += ["## Expected behavior", "", "Every observed value equals eager's on CPU, and no error is raised.", "",
               "## Environment", "",
               f" - Reproducible on XLA backend [CPU/TPU/CUDA]: {os.environ.get('PJRT_DEVICE', 'CPU')}",
-              f" - torch_xla version: {md.text(entry.env.get('torch_xla') or 'unknown', 60)}",
-              f" - torch version: {md.text(entry.env.get('torch') or 'unknown', 60)}", ""]
+              f" - torch_xla version: {md.code(entry.env.get('torch_xla') or 'unknown', 60)}",
+              f" - torch version: {md.code(entry.env.get('torch') or 'unknown', 60)}", ""]
     if env_note:
         parts += [md.text(env_note), ""]
     parts += [_fence(env_text), ""]
