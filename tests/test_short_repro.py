@@ -159,8 +159,10 @@ def test_a_recompile_is_shown_with_error_on_recompile(tmp_path):
 
 
 def test_the_cpu_corpus_entries_fail_standalone_here():
-    cpu = [e for e in _corpus_entries() if e.program.device_type() == "cpu"]
-    assert cpu
+    # CPU findings, and CUDA findings whose repro runs on CPU (their triage reproduced them there)
+    cpu = [e for e in _corpus_entries() if e.program.device_type() == "cpu" or
+           "'cuda'" not in (e.path / "repro.py").read_text()]
+    assert len(cpu) >= 3
     for e in cpu:
         ok, shown, _ = check_short_repro((e.path / "repro.py").read_text(), e.verdict, timeout=300)
         assert ok, (e.key, shown)
