@@ -181,10 +181,10 @@ def test_xla_findings_use_the_pytorch_xla_layout(tmp_path, no_collect_env):
     entry, _ = Corpus(tmp_path).record(p, v, signature(v, p), env={**ENV, "torch_xla": "2.13.0"})
     text = render_report(entry)
     heads = sections(text)
-    assert heads[0].startswith("# [torch_xla][dynamic shapes] torch.relu")
+    assert title(text).startswith("# [torch_xla][dynamic shapes] torch.relu")
     assert heads[1:] == ["## 🐛 Bug", "## To Reproduce", "## Expected behavior", "## Environment",
                          "## Additional context"]
-    assert " - torch_xla version: 2.13.0" in text and "its RMS error is 0.3, eager's 0" in text
+    assert " - torch_xla version: `2.13.0`" in text and "its RMS error is 0.3, eager's 0" in text
 
 
 def test_cli_report(tmp_path, toy_backends, no_collect_env, capsys):

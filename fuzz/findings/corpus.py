@@ -58,7 +58,7 @@ from fuzz.program.loading import load_program
 from fuzz.findings.signature import Signature, signature
 from fuzz.judge.verdict import Verdict
 from fuzz.findings.scripts import (_apply_meta, _digest, _seen_with, entry_repro, entry_scripts,  # noqa: F401
-                                   program_digest, repro_device)  # entry_repro, program_digest: re-exported
+                                   entry_repro_device, program_digest)  # entry_repro, program_digest: re-exported
 
 FILES = ("program.json", "verdict.json", "signature.json", "env.json", "meta.json", "repro.py")  # harness.py: newer entries
 INDEX = ".index.json"  # hidden: every other name but known_issues.json and UNCONFIRMED in a corpus is an entry
@@ -356,10 +356,7 @@ class Corpus:
         d = Path(entry_dir)
         with _locked(d):
             entry = self.load(d)
-            from fuzz.findings.triage import load_ablation  # lazy: triage sits above the corpus
-
-            device = repro_device(entry.program, load_ablation(d))
-            scripts, updates = entry_scripts(entry.program, entry.verdict, entry.signature, device=device)
+            scripts, updates = entry_scripts(entry.program, entry.verdict, entry.signature, entry_repro_device(d, entry.program))
             old = entry.meta.get("short_repro") or {}
             if keep_check and old.get("checked") and old.get("script") == updates["short_repro"].get("script", "-"):
                 updates.pop("short_repro")  # the very same short form: its check stands
@@ -385,10 +382,7 @@ class Corpus:
         info = dict(entry.meta.get("short_repro") or {})
         if "lines" not in info or info.get("script") != _digest((d / "repro.py").read_text()) or info.get("checked"):
             return info  # no short form, repro.py not the one meta describes, or this very script was run already
-        from fuzz.findings.triage import load_ablation  # lazy: triage sits above the corpus
-
-        # a short form is of a compiled program, on its device or on the CPU where triage reproduced it there
-        missing = missing_device(repro_device(entry.program, load_ablation(d)) or entry.program.settings.device)
+        missing = missing_device(entry_repro_device(d, entry.program) or entry.program.settings.device)  # CPU: triage
         if missing:
             return {**info, "not_checked": missing}
         script = (d / "repro.py").read_text()

@@ -3,16 +3,19 @@
 `render_report(entry)` follows PyTorch's torch.compile bug-report template
 (🐛 Describe the bug / Error logs / Versions) and, for torch_xla findings
 (backend "openxla"), PyTorch/XLA's (🐛 Bug / To Reproduce / Expected behavior
-/ Environment / Additional context). It holds a short specific title, one
-paragraph of description, the entry's standalone repro.py inline, observed vs
-expected numbers (or the error and its torch frames), the ablation table when
-the entry has ablation.json, the torch releases it affects (`shapefuzz
-versions`), a suggested duplicate search (the masked message and the key
-frame), and the environment as `python -m torch.utils.collect_env` prints it
-without its noise (run once per process; env.json when it cannot run or when
-the installed torch is not the one of the finding). Its last line is a
-comment naming the program it describes: `replay` flags a report whose entry's
-program has changed since.
+/ Environment / Additional context). It holds a title that names the trigger
+and the symptom and claims dynamic shapes only where a dim is symbolic, one
+paragraph of description, the entry's standalone repro.py inline, expected
+and actual in a sentence each for the outcome class and why it matters
+(report_outcome.py), the ablation collapsed to the rows that matter
+(report_ablation.py), the torch releases it affects (`shapefuzz versions`), a
+suggested duplicate search (the masked message and the key frame), and the
+environment as `python -m torch.utils.collect_env` prints it without its noise
+(run once per process; env.json when it cannot run or when the installed
+torch is not the one of the finding). Its last line is a comment naming the
+program it describes: `replay` flags a report whose entry's program has
+changed since. Every field from data reaches the Markdown through
+fuzz/findings/markdown.py.
 
 A report is read by people who have never heard of the tool that found the
 bug: nothing in it names the tool, its modules or its types. Messages and
@@ -29,7 +32,9 @@ import sys
 from pathlib import Path
 
 from fuzz.findings import markdown as md
+from fuzz.findings.report_ablation import ablation_table  # noqa: F401 - report_xla's too
 from fuzz.findings.report_outcome import WHY, expected_actual
+from fuzz.findings.scrubbing import scrub
 from fuzz.findings.report_parts import affected_text, duplicate_search, program_stamp
 from fuzz.findings.trace import trace_text
 from fuzz.program.ir import Program
@@ -53,25 +58,6 @@ _SYMPTOM = {
     Outcome.HANG: "hangs",
     Outcome.OK: "passes",
 }
-
-
-# -- scrubbing -----------------------------------------------------------------
-
-_SCRUB = [
-    (re.compile(r"[\w./\\-]*shapefuzz-inductor-\w+"), "/tmp/torchinductor_cache"),
-    (re.compile(r"<shapefuzz-[0-9a-f]+>"), "repro.py"),
-    (re.compile(r"\bshapefuzz_program\b"), "__main__"),
-    (re.compile(r"(?:[\w.-]*/)*fuzz/(\w+)\.py"), r"<path>/\1.py"),
-    (re.compile(r"[\w./\\-]*shapefuzz[\w./\\-]*", re.I), "<path>"),
-    (re.compile(r"'?\bfuzz(?:\.\w+)+(?::\w+)?'?"), "<custom backend>"),
-]
-
-
-def scrub(text: str) -> str:
-    """Text with the tool's own temp dirs, module paths and names replaced."""
-    for pat, rep in _SCRUB:
-        text = pat.sub(rep, text)
-    return text
 
 
 # -- environment ----------------------------------------------------------------
@@ -479,69 +465,6 @@ def error_log(v: Verdict) -> str:
     elif v.exc_type:
         msg = [v.exc_type]
     lines += msg
-    return "\n".join(lines)
-
-
-# -- ablation -------------------------------------------------------------------
-
-_KEY_AXES = ("baseline", "backend", "shapes", "device", "mode")  # always shown; option rows only where they matter
-
-
-def _variant_text(row: dict) -> str:
-    c = row.get("changes") if isinstance(row.get("changes"), dict) else {}
-    axis = row.get("axis")
-    if axis == "baseline":
-        return "as found"
-    if axis == "backend":
-        return md.code(f'backend="{c.get("backend")}"')
-    if axis == "shapes":
-        if c == {"marks": "static"}:
-            return "no dims marked dynamic"
-        if c == {"dynamic": False}:
-            return md.code("dynamic=False")
-        return md.code("dynamic=False") + ", no dims marked dynamic"
-    if axis == "device":
-        return md.code(f'device="{c.get("device")}"')
-    if axis == "mode":
-        return md.code("mode=None")
-    if axis in ("inductor-config", "inductor-config-set") and isinstance(c.get("options"), dict) and c["options"]:
-        return "<br>".join(md.code(f"torch._inductor.config.{k} = {v!r}") for k, v in c["options"].items())
-    return md.text(scrub(str(row.get("variant", ""))), 200)
-
-
-def _result_text(row: dict) -> str:
-    status = row.get("status")
-    if status == "reproduces":
-        return "**reproduces**"
-    if status == "passes":
-        return "passes"
-    summary = str(row.get("summary", ""))
-    if status == "other":
-        outcome = md.text(row.get("outcome", ""), 40)
-        detail = md.text(scrub(_first_line(summary, 100)))
-        return f"fails differently ({outcome}): {detail}" if detail else f"fails differently ({outcome})"
-    if status == "skipped":
-        return "skipped: " + md.text(scrub(summary), 300)
-    return "could not run: " + md.text(scrub(_first_line(summary, 100)))
-
-
-def ablation_rows(doc: dict) -> tuple[list[dict], int]:
-    """The rows a reader needs: the key ones (as found, backend, device, static vs dynamic, mode) and every other
-    one whose result differs from the as-found row's; and how many were left out (they all read the same)."""
-    rows = [r for r in doc.get("rows", []) if isinstance(r, dict)]
-    base = next((r.get("status") for r in rows if r.get("axis") == "baseline"), "reproduces")
-    keep = [r for r in rows if r.get("axis") in _KEY_AXES or r.get("status") != base]
-    return keep, len(rows) - len(keep)
-
-
-def ablation_table(doc: dict) -> str:
-    """The ablation, collapsed (`ablation_rows`), as a Markdown table; every cell escaped."""
-    rows, dropped = ablation_rows(doc)
-    lines = ["| torch.compile variant | result |", "|---|---|"]
-    lines += [f"| {_variant_text(row)} | {_result_text(row)} |" for row in rows]
-    if dropped:
-        lines += ["", f"{dropped} more variant(s) (Inductor config options) give the same result as the repro "
-                      "and are left out."]
     return "\n".join(lines)
 
 

@@ -63,6 +63,15 @@ def repro_device(program, ablation: dict | None) -> str | None:
     return "cpu" if cpu and isinstance(program, Program) and program.device_type() == "cuda" else None
 
 
+def entry_repro_device(entry_dir, program) -> str | None:
+    """`repro_device` of an entry, read from its ablation.json (None without a readable one)."""
+    try:
+        doc = json.loads((Path(entry_dir) / "ablation.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return repro_device(program, doc) if isinstance(doc, dict) else None
+
+
 def _seen_with(d: Path, program) -> dict:
     """The dtypes, ops and devices of every program an entry holds (its
     representative and each variant as found): the variants one bug was seen with."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 
+from fuzz.devices import is_cuda
 from fuzz.judge.backends import backend, compile_kwargs, ModeOptions
 from fuzz.judge.verdict import Outcome, Verdict
 from fuzz.program.codegen import mark_lines, program_lines
@@ -245,7 +246,7 @@ def short_repro_source(p: Program, v: Verdict, title: str = "", device: str | No
         run += _call_lines(p, v, 0, device)
     else:  # every call of the schedule up to the failing one: the compiled function has seen those sizes
         run += [_loop_head(p, fail + 1)] + [f"    {ln}" for ln in _call_lines(p, v, None, device)]
-    if device.startswith("cuda") and v.outcome in _RAISES:
+    if is_cuda(device) and v.outcome in _RAISES:
         run.append("torch.cuda.synchronize()  # a kernel's asynchronous error surfaces here")
     return "\n".join(head + body + run) + "\n"
 
