@@ -1,9 +1,13 @@
 """Short repros (fuzz/program/short_repro.py): for every op family and every
-outcome a short form shows, the script compiles, stays within 40 code lines,
+outcome a short form shows, the script compiles, stays within 30 code lines,
 and run standalone in a fresh process exits 1 and fails the way the finding
-did; a correct backend's program gives no failure to show."""
+did; a correct backend's program gives no failure to show. The short forms of
+the shipped corpus's programs are at most 30 code lines, 14 at the median,
+without harness helpers."""
 
 import py_compile
+import re
+import statistics
 
 import pytest
 
@@ -13,7 +17,9 @@ from fuzz.program.short_repro import check_short_repro, code_lines, failure_matc
 
 from helpers import draw_programs, program
 
-MAX_LINES = 40
+MAX_LINES = 30
+MEDIAN_LINES = 14
+HARNESS = re.compile(r"\bmake\(|make_inputs|Generator\(|DEVICE\b")
 
 
 def _short(p, tmp_path):
@@ -95,26 +101,96 @@ def _corpus_entries():
     return [e for e in Corpus(root).entries() if e.program.device_type() != "xla"]
 
 
+def _generated(e):
+    """The entry's scripts as this generator writes them (a CPU repro where its triage reproduced on CPU)."""
+    from fuzz.findings.scripts import entry_scripts, repro_device
+    from fuzz.findings.triage import load_ablation
+
+    return entry_scripts(e.program, e.verdict, e.signature, device=repro_device(e.program, load_ablation(e.path)))
+
+
+def test_the_short_repros_of_the_shipped_programs_are_short_and_plain():
+    entries = _corpus_entries()
+    lines = {}
+    for e in entries:
+        scripts, info = _generated(e)
+        src = scripts["repro.py"]
+        assert "lines" in info["short_repro"], (e.key, info)
+        assert not HARNESS.search(src), (e.key, HARNESS.search(src), src)
+        compile(src, "repro.py", "exec")
+        lines[e.key] = code_lines(src)
+    assert max(lines.values()) <= MAX_LINES, lines
+    assert statistics.median(lines.values()) <= MEDIAN_LINES, lines
+
+
 def test_every_corpus_entry_has_a_short_repro_that_is_its_own_and_inlined_in_its_report():
-    from fuzz.findings.scripts import entry_scripts
+    from fuzz.devices import missing
+    from fuzz.findings.scripts import _digest
 
     entries = _corpus_entries()
     assert entries
     for e in entries:
         info = e.meta.get("short_repro") or {}
-        assert 0 < info.get("lines", 0) <= MAX_LINES, (e.key, info)
-        scripts, _ = entry_scripts(e.program, e.verdict, e.signature)
         stored = (e.path / "repro.py").read_text()
-        assert stored == scripts["repro.py"], f"{e.key}: repro.py is stale (shapefuzz repro corpus/ rewrites it)"
-        assert code_lines(stored) == info["lines"]
+        assert 0 < info.get("lines", 0) and code_lines(stored) == info["lines"], (e.key, info)
+        assert info.get("script") == _digest(stored), f"{e.key}: meta.json describes another repro.py"
         assert info.get("reproduces") is True and info.get("checked"), (e.key, info)  # run standalone once
+        scripts, _ = _generated(e)
+        if stored != scripts["repro.py"]:
+            # an older generator's short form, checked where it ran, is kept until its device re-checks a new one
+            assert "'cuda'" in stored and missing("cuda"), f"{e.key}: repro.py is stale (shapefuzz repro corpus/)"
         body = stored.split('"""', 2)[2].strip()  # the report swaps the docstring's first line only
         assert body in (e.path / "report.md").read_text(), f"{e.key}: report.md does not inline its repro"
 
 
+def test_a_recompile_is_shown_with_error_on_recompile(tmp_path):
+    from fuzz.judge.verdict import Outcome, Stage, Verdict
+
+    p = program([("relu", ["x0"], {})], sizes={"s0": [3, 4]})
+    p.settings.dynamic = False  # a new size is a new graph
+    v = Verdict(outcome=Outcome.RECOMPILE, stage=Stage.COMPILE, call=1, sizes={"s0": 4}, where="graphs",
+                message="1 new graph(s) ...; failed guard: L['x0'].size()[0] == 3")
+    src = short_repro_source(p, v, "test")
+    assert "torch._dynamo.config.error_on_recompile = True" in src and not HARNESS.search(src), src
+    assert src.index("error_on_recompile") > src.index("torch.randn(3)") and src.rstrip().endswith("compiled(x0)")
+    ok, shown, _ = check_short_repro(src, v, timeout=300)
+    assert ok, (shown, src)
+    assert not failure_matches(v, 1, "", "Traceback\nAssertionError: compiled vs eager, divergence at output 0")[0]
+
+
 def test_the_cpu_corpus_entries_fail_standalone_here():
-    cpu = [e for e in _corpus_entries() if e.program.device_type() == "cpu"]
-    assert cpu
+    # CPU findings, and CUDA findings whose repro runs on CPU (their triage reproduced them there)
+    cpu = [e for e in _corpus_entries() if e.program.device_type() == "cpu" or
+           "'cuda'" not in (e.path / "repro.py").read_text()]
+    assert len(cpu) >= 3
     for e in cpu:
         ok, shown, _ = check_short_repro((e.path / "repro.py").read_text(), e.verdict, timeout=300)
         assert ok, (e.key, shown)
+
+
+def test_the_short_repros_inputs_are_the_values_the_judge_saw():
+    """The one-line seeded inputs of a short repro equal the harness's make_inputs at every call: values,
+    strides, storage offsets, and which inputs share storage."""
+    import copy
+
+    import torch
+
+    from fuzz.program.codegen import module_source
+    from fuzz.program.short_repro import _inputs_at
+
+    for e in _corpus_entries():
+        p = copy.deepcopy(e.program)
+        p.settings.device = "cpu"
+        harness = {}
+        exec(compile(module_source(p), "harness", "exec"), harness)
+        for call in range(p.calls):
+            ns = {"torch": torch}
+            exec("\n".join(_inputs_at(p, call, "cpu", marks=False)), ns)
+            got, want = [ns[x.name] for x in p.inputs], harness["make_inputs"](call)
+            for x, a, b in zip(p.inputs, got, want):
+                assert (a.shape, a.stride(), a.storage_offset(), a.dtype) == \
+                    (b.shape, b.stride(), b.storage_offset(), b.dtype), (e.key, call, x.name)
+                assert torch.equal(a, b), (e.key, call, x.name)
+            shares = [[a.untyped_storage().data_ptr() == c.untyped_storage().data_ptr() for c in got] for a in got]
+            assert shares == [[a.untyped_storage().data_ptr() == c.untyped_storage().data_ptr() for c in want]
+                              for a in want], (e.key, call)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 from fuzz.findings import markdown as md
 
@@ -236,10 +237,17 @@ def pending_lines(rows: list[BugRow]) -> list[str]:
             "`shapefuzz followup STATE`) shrinks them.", ""]
 
 
+def _report_link(r: BugRow) -> str:
+    if not r.report:
+        return "-"
+    name = Path(r.report).parent.name
+    return f"[report]({quote(name)}/report.md)" if name else "-"
+
+
 def markdown(rows: list[BugRow], corpus_root) -> str:
     pending = pending_lines(rows)
     rows = [r for r in rows if r.status != PENDING]
-    lines = [f"# Bugs in {corpus_root}", "",
+    lines = [f"# Bugs in {md.text(corpus_root, 300)}", "",
              f"{summary_line(rows)} One row per cause (entries with the same trigger and symptom are one row, the "
              "others its variants). A bug is new only where it fails on the newest torch that any entry ran on "
              "(`checked on`). Written by `shapefuzz bugs --write`.", "",
@@ -249,11 +257,9 @@ def markdown(rows: list[BugRow], corpus_root) -> str:
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         repro = f"{r.repro_lines} lines" if r.repro_lines else "harness"
-        report = f"[report]({Path(r.report).parent.name}/report.md)" if r.report else "-"
-        cells = [md.code(r.key), md.text(r.title), md.text(r.outcome),
-                 md.text(", ".join(r.ops[:6]) + (" ..." if len(r.ops) > 6 else "")), md.text(r.device),
-                 md.text(r.status), md.text(r.checked_on), md.text(r.upstream), md.text(r.versions),
-                 md.text(f"{repro} ({r.repro_checked})"), report,
-                 ", ".join(md.code(k) for k in r.variants) or "-"]
+        ops = ", ".join(str(op) for op in r.ops[:6]) + (" ..." if len(r.ops) > 6 else "")
+        cells = [md.code(r.key, 64)] + [md.text(x, 600) for x in (
+            r.title, r.outcome, ops, r.device, r.status, r.checked_on, r.upstream, r.versions,
+            f"{repro} ({r.repro_checked})")] + [_report_link(r), ", ".join(md.code(k, 64) for k in r.variants) or "-"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -3,16 +3,19 @@
 `render_report(entry)` follows PyTorch's torch.compile bug-report template
 (🐛 Describe the bug / Error logs / Versions) and, for torch_xla findings
 (backend "openxla"), PyTorch/XLA's (🐛 Bug / To Reproduce / Expected behavior
-/ Environment / Additional context). It holds a short specific title, one
-paragraph of description, the entry's standalone repro.py inline, observed vs
-expected numbers (or the error and its torch frames), the ablation table when
-the entry has ablation.json, the torch releases it affects (`shapefuzz
-versions`), a suggested duplicate search (the masked message and the key
-frame), and the environment as `python -m torch.utils.collect_env` prints it
-without its noise (run once per process; env.json when it cannot run or when
-the installed torch is not the one of the finding). Its last line is a
-comment naming the program it describes: `replay` flags a report whose entry's
-program has changed since.
+/ Environment / Additional context). It holds a title that names the trigger
+and the symptom and claims dynamic shapes only where a dim is symbolic, one
+paragraph of description, the entry's standalone repro.py inline, expected
+and actual in a sentence each for the outcome class and why it matters
+(report_outcome.py), the ablation collapsed to the rows that matter
+(report_ablation.py), the torch releases it affects (`shapefuzz versions`), a
+suggested duplicate search (the masked message and the key frame), and the
+environment as `python -m torch.utils.collect_env` prints it without its noise
+(run once per process; env.json when it cannot run or when the installed
+torch is not the one of the finding). Its last line is a comment naming the
+program it describes: `replay` flags a report whose entry's program has
+changed since. Every field from data reaches the Markdown through
+fuzz/findings/markdown.py.
 
 A report is read by people who have never heard of the tool that found the
 bug: nothing in it names the tool, its modules or its types. Messages and
@@ -28,6 +31,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fuzz.findings import markdown as md
+from fuzz.findings.report_ablation import ablation_table  # noqa: F401 - report_xla's too
+from fuzz.findings.report_outcome import WHY, expected_actual
+from fuzz.findings.scrubbing import scrub
 from fuzz.findings.report_parts import affected_text, duplicate_search, program_stamp
 from fuzz.findings.trace import trace_text
 from fuzz.program.ir import Program
@@ -51,25 +58,6 @@ _SYMPTOM = {
     Outcome.HANG: "hangs",
     Outcome.OK: "passes",
 }
-
-
-# -- scrubbing -----------------------------------------------------------------
-
-_SCRUB = [
-    (re.compile(r"[\w./\\-]*shapefuzz-inductor-\w+"), "/tmp/torchinductor_cache"),
-    (re.compile(r"<shapefuzz-[0-9a-f]+>"), "repro.py"),
-    (re.compile(r"\bshapefuzz_program\b"), "__main__"),
-    (re.compile(r"(?:[\w.-]*/)*fuzz/(\w+)\.py"), r"<path>/\1.py"),
-    (re.compile(r"[\w./\\-]*shapefuzz[\w./\\-]*", re.I), "<path>"),
-    (re.compile(r"'?\bfuzz(?:\.\w+)+(?::\w+)?'?"), "<custom backend>"),
-]
-
-
-def scrub(text: str) -> str:
-    """Text with the tool's own temp dirs, module paths and names replaced."""
-    for pat, rep in _SCRUB:
-        text = pat.sub(rep, text)
-    return text
 
 
 # -- environment ----------------------------------------------------------------
@@ -150,37 +138,28 @@ def environment_text(env: dict) -> tuple[str, str]:
 
 # -- describing the program ------------------------------------------------------
 
-def _op_labels(p: Program) -> list[str]:
-    """The ops as their torch API names ("F.pad(reflect)", "torch.mm", "Tensor.narrow"), each once."""
+def _op_labels(p: Program, neutral: bool = True) -> list[str]:
+    """The ops as their torch API names ("F.pad(reflect)", "torch.mm", "Tensor.narrow"), each once
+    (`neutral` False: without the shrinker's neutral op)."""
     from fuzz.program.opdb import OPS
 
     labels = []
     for call in p.ops:
+        if not neutral and call.op in _NEUTRAL_OPS:
+            continue
         label = OPS[call.op].label(call.params) if call.op in OPS else call.op
         if label not in labels:
             labels.append(label)
     return labels
 
 
-def _ops_phrase(p: Program, limit: int = 3) -> str:
-    labels = _op_labels(p)
+def _ops_phrase(p: Program, limit: int = 3, neutral: bool = True) -> str:
+    labels = _op_labels(p, neutral)
     if not labels:
-        return "an identity function"
+        return "a pointwise op" if p.ops else "an identity function"
     if len(labels) > limit:
         return " + ".join(labels[:limit]) + f" (+{len(labels) - limit} more ops)"
     return " + ".join(labels)
-
-
-def _marked(p: Program) -> list[tuple[str, int, str]]:
-    return [(x.name, d, m) for x in p.inputs for d, m in enumerate(x.marks) if m != "static"]
-
-
-def _strongest_mark(p: Program) -> str | None:
-    kinds = {m for _, _, m in _marked(p)}
-    for k in ("unbacked", "dynamic", "maybe_dynamic"):
-        if k in kinds:
-            return k
-    return None
 
 
 def _sizes_text(sizes: dict) -> str:
@@ -214,10 +193,64 @@ def _backend_row(p: Program):
         return backend(f"{p.settings.backend}:?")
 
 
-def _is_dynamic(p: Program, summary: dict | None) -> bool:
+def _size_at(p: Program, d, call: int | None):
+    """A dim's size at `call` (its literal, or its symbol's value), or None when unknown."""
+    if not isinstance(d, str):
+        return d
+    vals = p.sizes.get(d) or []
+    i = call if call is not None else len(vals) - 1
+    return vals[i] if 0 <= i < len(vals) else None
+
+
+def symbolic_reason(p: Program, v: Verdict, summary: dict | None = None) -> str | None:
+    """Why a dim is symbolic in the program at its failing call, as the title's phrase ("on a mark_dynamic dim",
+    "with dynamic=True", "after a size change (automatic dynamic shapes)"), or None: the program ran with static
+    shapes and a title must not claim dynamic ones. A triage that tried static shapes decides."""
     if summary and summary.get("dynamic_shape_bug") is False:
-        return False
-    return bool(_marked(p)) or p.settings.dynamic is not False
+        return None
+    call = v.call if isinstance(v.call, int) else None
+    # a marked dim is symbolic unless Dynamo specialises it: mark_dynamic/maybe_mark_dynamic of a size 0 or 1
+    kinds = {m for x in p.inputs for d, m in zip(x.shape, x.marks)
+             if m == "unbacked" or (m in ("dynamic", "maybe_dynamic") and (_size_at(p, d, call) or 0) >= 2)}
+    mark = next((k for k in ("unbacked", "dynamic", "maybe_dynamic") if k in kinds), None)
+    if mark:
+        return f"on {_MARK_PHRASE[mark]}"
+    upto = (call if call is not None else p.calls - 1) + 1
+    changed = any(len(set(vals[:upto])) > 1 for vals in p.sizes.values())
+    if p.settings.dynamic is True and upto > 1:
+        return "with dynamic=True"
+    if p.settings.dynamic is None and changed and v.recompiles >= 2:  # the size change recompiled dynamic
+        return "after a size change (automatic dynamic shapes)"
+    if summary and summary.get("dynamic_shape_bug") is True:  # static shapes pass: dynamic=True or marks matter
+        return "with dynamic=True" if p.settings.dynamic is True else "with dims marked dynamic"
+    return None
+
+
+_NEUTRAL_OPS = ("nan_to_num",)  # the shrinker's neutral op: it stands in for "some op", never the trigger
+_LAYOUT_PHRASE = {"offset": "a storage-offset input", "transposed": "a transposed input",
+                  "permuted": "a permuted input", "channels_last": "a channels_last input",
+                  "expanded": "an expanded (stride-0) input", "strided": "a strided-slice input",
+                  "overlapping": "a self-overlapping (as_strided) input"}
+
+
+def trigger(p: Program) -> str:
+    """What sets the bug off beyond its ops, as a phrase ("an aliased input mutated in place", "a length read with
+    .tolist()", "an input with a storage offset"), or "": the features the shrinker could not take away."""
+    from fuzz.program.opdb import OPS
+
+    specs = [(c, OPS[c.op]) for c in p.ops if c.op in OPS]
+    parts = []
+    if any(x.alias is not None for x in p.inputs) and any(s.mutates for _, s in specs):
+        parts.append("an aliased input mutated in place")
+    reads = [c.params.get("via") for c, s in specs if c.op.startswith("item_")]
+    if reads:
+        parts.append(f"a length read with .{reads[0] if reads[0] in ('item', 'tolist') else 'item'}()")
+    elif any(s.family == "data" for _, s in specs):
+        parts.append("a data-dependent (unbacked) size")
+    layouts = [x.layout for x in p.inputs if x.alias is None and x.layout in _LAYOUT_PHRASE]
+    if layouts:
+        parts.append(_LAYOUT_PHRASE[layouts[0]])
+    return " and ".join(parts[:2])
 
 
 def _first_line(text: str, limit: int = 90) -> str:
@@ -237,24 +270,41 @@ def _symptom(v: Verdict) -> str:
     return _SYMPTOM.get(v.outcome, v.outcome.value.replace("-", " "))
 
 
+def _symbolic_sizes(p: Program, dynamic: str | None) -> set:
+    """The size symbols of dims that are symbolic (`dynamic`: symbolic_reason's phrase): a title names their
+    values; a symbol of a static dim means nothing to a reader."""
+    if not dynamic:
+        return set()
+    if not dynamic.startswith("on "):  # dynamic=True or automatic dynamic: any dim may be
+        return set(p.sizes)
+    return {d for x in p.inputs for d, m in zip(x.shape, x.marks) if isinstance(d, str) and m != "static"}
+
+
+def shown_sizes(p: Program, v: Verdict, summary: dict | None = None) -> dict:
+    """The failing call's sizes worth naming: those of symbolic dims (none for static shapes)."""
+    keep = _symbolic_sizes(p, symbolic_reason(p, v, summary))
+    return {k: n for k, n in v.sizes.items() if k in keep} if isinstance(v.sizes, dict) else {}
+
+
 def report_title(p: Program, v: Verdict, summary: dict | None = None) -> str:
-    """A short, specific issue title, e.g. "[inductor][dynamic shapes] F.pad(reflect)
-    on a mark_dynamic dim gives wrong values at s0=5"."""
+    """A short, specific issue title (plain text: the report escapes it), e.g. "[inductor][dynamic shapes]
+    F.pad(reflect) on a mark_dynamic dim gives wrong values at s0=5". It names the trigger and the symptom, and
+    claims dynamic shapes (the tag, the phrase, the sizes) only where a dim is symbolic (`symbolic_reason`)."""
     tags = f"[{_component(p, summary)}]"
-    dynamic = _is_dynamic(p, summary)
+    dynamic = symbolic_reason(p, v, summary)
     if dynamic:
         tags += "[dynamic shapes]"
-    where = ""
-    if dynamic:
-        mark = _strongest_mark(p)
-        if mark:
-            where = f" on {_MARK_PHRASE[mark]}"
-        elif p.settings.dynamic is True:
-            where = " with dynamic=True"
-        else:
-            where = " after a size change (automatic dynamic shapes)"
-    at = f" at {_sizes_text(v.sizes)}" if v.sizes else ""
-    return scrub(f"{tags} {_ops_phrase(p)}{where} {_symptom(v)}{at}")
+    ops = _ops_phrase(p, neutral=False)
+    cause = trigger(p)
+    if dynamic and dynamic.startswith("on ") and cause:
+        where = f" {dynamic}, with {cause},"
+    elif cause:
+        where = f" on {cause}" + (f" {dynamic}" if dynamic else "")
+    else:
+        where = f" {dynamic}" if dynamic else ""
+    shown = shown_sizes(p, v, summary)
+    at = f" at {_sizes_text(shown)}" if shown else ""
+    return scrub(f"{tags} {ops}{where} {_symptom(v)}{at}")
 
 
 def _custom_backend(p: Program) -> str | None:
@@ -266,14 +316,18 @@ def _backend_text(p: Program) -> str:
     return f"backend={custom}" if custom else f'backend="{p.settings.backend}"'
 
 
-def _inputs_text(p: Program) -> str:
+def _inputs_text(p: Program, v: Verdict, shown: dict) -> str:
+    """The inputs, each with its shape at the failing call (a symbol named only where it is symbolic)."""
     parts = []
+    call = v.call if isinstance(v.call, int) else None
     for x in p.inputs:
-        shape = "(" + ", ".join(str(d) for d in x.shape) + ("," if len(x.shape) == 1 else "") + ")"
+        dims = [d if d in shown else _size_at(p, d, call) for d in x.shape]
+        shape = "(" + ", ".join(str(d) for d in dims) + ("," if len(x.shape) == 1 else "") + ")"
         layout = "" if x.layout == "contiguous" else f", {x.layout} layout"
-        marks = [f"dim {d} via `{_MARK_API[m]}`" for d, m in enumerate(x.marks) if m != "static"]
+        alias = f", a view of {md.code(x.alias.get('of'))}" if x.alias is not None else ""
+        marks = [f"dim {d} via {md.code(_MARK_API[m])}" for d, m in enumerate(x.marks) if m != "static"]
         marked = f", marking {' and '.join(marks)}" if marks else ""
-        parts.append(f"`{x.name}` ({x.dtype}, shape {shape}{layout}{marked})")
+        parts.append(f"{md.code(x.name)} ({x.dtype}, shape {md.code(shape)}{layout}{alias}{marked})")
     return ", ".join(parts)
 
 
@@ -289,64 +343,69 @@ def _ablation_sentence(summary: dict | None) -> str:
     if not summary:
         return ""
     s = []
-    backends = summary.get("backends_reproducing") or []
+    backends = [b for b in summary.get("backends_reproducing") or [] if isinstance(b, str)]
     if summary.get("harness_bug"):
         s.append('It also reproduces with backend="eager".')
     elif backends:
-        s.append("It also reproduces with " + ", ".join(f'backend="{b}"' for b in backends) + ".")
+        s.append("It also reproduces with " + ", ".join(md.code(f'backend="{b}"') for b in backends) + ".")
     if summary.get("dynamic_shape_bug") is True:
         s.append("It does not reproduce with static shapes (dynamic=False, no dims marked).")
     elif summary.get("dynamic_shape_bug") is False:
         s.append("It reproduces with static shapes too (dynamic=False, no dims marked).")
     flags = summary.get("minimal_flags")
-    if flags:
-        s.append("Setting " + ", ".join(f"`torch._inductor.config.{k} = {v!r}`" for k, v in flags.items())
+    if isinstance(flags, dict) and flags:
+        s.append("Setting " + ", ".join(md.code(f"torch._inductor.config.{k} = {v!r}") for k, v in flags.items())
                  + " makes it pass.")
     return " ".join(s)
 
 
-def describe(p: Program, v: Verdict, summary: dict | None = None, short: bool = False) -> str:
-    """The description paragraph; `short`: the repro inlined is the short form (fuzz/program/short_repro.py)."""
+def describe(p: Program, v: Verdict, summary: dict | None = None, short: bool = False,
+             repro_device: str | None = None) -> str:
+    """The description paragraph; `short`: the repro inlined is the short form (fuzz/program/short_repro.py);
+    `repro_device`: the device the repro runs on where it is not the finding's (a CUDA finding shown on CPU)."""
     s = p.settings
-    where = f"on {s.device.upper()}"
-    compile_kw = [_backend_text(p), f"dynamic={s.dynamic!r}"]
+    compile_kw = [_backend_text(p)] + ([f"dynamic={s.dynamic!r}"] if s.dynamic is not None else [])
     if s.mode:
         compile_kw.append(f'mode="{s.mode}"')
     if s.options:
         compile_kw.append(f"options={s.options!r}")
-    at = f" at {_sizes_text(v.sizes)}" if v.sizes else ""
-    call = f" (call {v.call + 1} of {p.calls})" if v.call is not None else ""
+    shown = shown_sizes(p, v, summary)
+    at = f" at {md.text(_sizes_text(shown), 200)}" if shown else ""
+    upto = (v.call if isinstance(v.call, int) else p.calls - 1) + 1
+    call = f" (call {upto} of the {upto} calls in the repro)" if upto > 1 else ""
     if v.outcome is Outcome.COMPILED_ERROR:
-        what = f"raises `{v.exc_type}`{_stage_text(v)}{at}{call}, while eager runs fine"
+        what = f"raises {md.code(scrub(v.exc_type))}{_stage_text(v)}{at}{call}, while eager runs fine"
     elif v.outcome is Outcome.EAGER_ERROR:
-        what = f"returns a result{at}{call} where eager raises `{v.exc_type}`"
+        what = f"returns a result{at}{call} where eager raises {md.code(scrub(v.exc_type))}"
     elif v.outcome is Outcome.CRASH:
-        what = f"kills the process{at}{call} ({v.exc_type or 'crash'})"
+        what = f"kills the process{at}{call} ({md.text(scrub(v.exc_type or 'crash'), 100)})"
     elif v.outcome is Outcome.HANG:
         what = f"does not return{at}{call}"
+    elif v.outcome is Outcome.RECOMPILE:
+        what = f"compiles a new graph{at}{call} where it should reuse one"
     else:
-        thing = re.sub(r"\s*\(.*\)$", "", v.where or "") or "the outputs"
-        what = f"{_SYMPTOM.get(v.outcome, v.outcome.value)} in {thing}{at}{call}"
-        if v.outcome in (Outcome.DIVERGENCE, Outcome.NONFINITE):
-            what += ", while eager agrees with a float64 reference"
+        thing = re.sub(r"\s*\(.*\)$", "", str(v.where or "")) or "the outputs"
+        what = f"{_SYMPTOM.get(v.outcome, v.outcome.value)} in {md.text(scrub(thing), 80)}{at}{call}"
     custom = _custom_backend(p)
-    custom = f" (`{custom}` is a custom torch.compile backend, imported by the repro)" if custom else ""
-    text = (f"A function compiled with `torch.compile({', '.join(compile_kw)})`{custom} {where} applies "
-            f"{_ops_phrase(p, limit=8)} to {_inputs_text(p)}. One compiled function is called once per size of the "
-            f"schedule {_schedule_text(p)}; it {what}. ")
+    custom = f" ({md.code(custom)} is a custom torch.compile backend, imported by the repro)" if custom else ""
+    where = f"on {s.device.upper()}"
+    if repro_device and repro_device != s.device:
+        where += f" (and on {repro_device.upper()}, where the repro below runs)"
+    compile_call = md.code(f"torch.compile({', '.join(compile_kw)})")
+    text = (f"A function compiled with {compile_call}{custom} {where} "
+            f"applies {' + '.join(md.code(op) for op in _op_labels(p)) or 'nothing'} to {_inputs_text(p, v, shown)}; "
+            f"it {what}. ")
     text = (text + _ablation_sentence(summary)).rstrip()
-    imports = f"It imports only torch{' and the backend' if custom else ''} and exits 1 while the bug stands, " \
-              "0 once it is fixed."
+    imports = f"imports only torch{' and the backend' if custom else ''} and exits 1 while the bug stands, 0 once " \
+              "it is fixed."
     if short:
-        text += ("\n\nThe repro below calls the function eagerly and compiled on the same seeded inputs, at the "
-                 "calls of the schedule up to the failing one, and checks what goes wrong "
-                 "(`torch.testing.assert_close` at the dtype's tolerance for values). " + imports)
+        text += "\n\nThe repro below " + imports
     else:
         text += ("\n\nThe repro (too long to inline: attach it; the note below says how to make it) compares "
                  "compiled and eager at default tolerances with a float64 eager "
                  "reference (the rule of `torch._dynamo.utils.same` with `fp64_ref`), with "
                  "`torch._inductor.config.fallback_random = True`, TF32 off and the same seeded inputs for every "
-                 "run. " + imports)
+                 "run; it " + imports)
     return scrub(text)
 
 
@@ -372,53 +431,12 @@ def _output_dtype(p: Program, where: str) -> str | None:
     return None
 
 
-def observed_expected(p: Program, v: Verdict) -> str:
-    n = v.numbers or {}
-    at = f" at {_sizes_text(v.sizes)}" if v.sizes else ""
-    lines = []
-    if v.outcome in (Outcome.DIVERGENCE, Outcome.INPUT_MUTATION) and "max_abs" in n:
-        thing = v.where or "output"
-        lines += [f"Values of {thing}{at}:", "",
-                  "| | compiled | eager |", "|---|---|---|"]
-        if "compiled_vs_fp64" in n:
-            lines.append(f"| RMS error vs float64 reference | {_fmt(n['compiled_vs_fp64'])} | "
-                         f"{_fmt(n.get('eager_vs_fp64', '-'))} |")
-        lines.append(f"| max abs difference to eager | {_fmt(n['max_abs'])} | 0 |")
-        if "max_rel" in n:
-            lines.append(f"| max rel difference to eager | {_fmt(n['max_rel'])} | 0 |")
-        dt = _output_dtype(p, v.where)
-        tol = {"float64": 1e-7, "float32": 1e-4, "float16": 1e-3, "bfloat16": 1e-2}.get(dt or "")
-        if tol is not None:
-            mult = 3.0 if dt in ("float16", "bfloat16") else 2.0
-            lines += ["", f"Expected: allclose to eager (rtol=atol={tol:g} for {dt}), or an RMS error against the "
-                          f"float64 reference of at most {mult:g} x eager's + {tol / 10:g}."]
-        else:
-            lines += ["", "Expected: the same values as eager."]
-    elif v.outcome in (Outcome.DIVERGENCE, Outcome.INPUT_MUTATION) and "mismatched" in n:
-        lines += [f"Observed: {n['mismatched']} of {n.get('numel', '?')} elements of {v.where or 'the output'} "
-                  f"differ from eager{at}.", "", "Expected: exactly eager's values (integer/bool dtype)."]
-    elif v.outcome is Outcome.NONFINITE:
-        lines += [f"Observed: NaN/inf at {n.get('positions', '?')} of {n.get('numel', '?')} positions of "
-                  f"{v.where or 'the output'}{at} where eager (and the float64 reference) differ.", "",
-                  "Expected: NaN/inf exactly where eager has them."]
-    elif v.outcome in (Outcome.SHAPE, Outcome.DTYPE, Outcome.STRIDE) or (v.message and not v.exc_type):
-        lines += [f"Observed: {v.where or 'output'}{at}: {scrub(v.message)}", "",
-                  "Expected: the same as eager."]
-    elif v.outcome is Outcome.COMPILED_ERROR:
-        lines += [f"Observed: the compiled function raises `{v.exc_type}`{_stage_text(v)}{at}:", "",
-                  f"> {_first_line(scrub(v.message), 300)}", "",
-                  "Expected: the same result as eager, which runs without error."]
-    elif v.outcome is Outcome.EAGER_ERROR:
-        lines += [f"Observed: the compiled function returns{at}.", "",
-                  f"Expected: `{v.exc_type}` as in eager: {_first_line(scrub(v.message), 300)}"]
-    elif v.outcome is Outcome.CRASH:
-        lines += [f"Observed: the process dies{at} ({v.exc_type or 'crash'}).", "",
-                  "Expected: the same result as eager."]
-    elif v.outcome is Outcome.HANG:
-        lines += [f"Observed: the compiled call does not return{at}.", "", "Expected: the same result as eager."]
-    else:
-        lines += [f"Observed: {scrub(v.summary())}", "", "Expected: the same result as eager."]
-    return "\n".join(lines)
+def observed_expected(p: Program, v: Verdict, summary: dict | None = None) -> tuple[str, str, str]:
+    """(expected, actual, why it matters): a sentence each, in Markdown (fuzz/findings/report_outcome.py)."""
+    where = v.where if isinstance(v.where, str) else ""
+    expected, actual = expected_actual(p, v, sizes=shown_sizes(p, v, summary), dtype=_output_dtype(p, where),
+                                       scrub=scrub)
+    return expected, actual, WHY.get(v.outcome, "")
 
 
 _TORCH_PATH = re.compile(r"(?:^|/)(torch_xla|torch|triton)/")
@@ -451,54 +469,6 @@ def error_log(v: Verdict) -> str:
     return "\n".join(lines)
 
 
-# -- ablation -------------------------------------------------------------------
-
-def _variant_text(row: dict) -> str:
-    c = row.get("changes") or {}
-    axis = row.get("axis")
-    if axis == "baseline":
-        return "as in the repro"
-    if axis == "backend":
-        return f'backend="{c.get("backend")}"'
-    if axis == "shapes":
-        if c == {"marks": "static"}:
-            return "no dims marked dynamic"
-        if c == {"dynamic": False}:
-            return "dynamic=False"
-        return "dynamic=False, no dims marked dynamic"
-    if axis == "device":
-        return f'device="{c.get("device")}"'
-    if axis == "mode":
-        return "mode=None"
-    if axis in ("inductor-config", "inductor-config-set") and c.get("options"):
-        return "<br>".join(f"`torch._inductor.config.{k} = {v!r}`" for k, v in c["options"].items())
-    return scrub(str(row.get("variant", "")))
-
-
-def _result_text(row: dict) -> str:
-    status = row.get("status")
-    if status == "reproduces":
-        return "**reproduces**"
-    if status == "passes":
-        return "passes"
-    if status == "other":
-        outcome = row.get("outcome", "")
-        detail = scrub(_first_line(row.get("summary", ""), 100)).replace("|", "\\|")
-        return f"fails differently ({outcome}): {detail}" if detail else f"fails differently ({outcome})"
-    if status == "skipped":
-        return "skipped: " + scrub(row.get("summary", "")).replace("|", "\\|")
-    return "could not run: " + scrub(_first_line(row.get("summary", ""), 100)).replace("|", "\\|")
-
-
-def ablation_table(doc: dict) -> str:
-    lines = ["| torch.compile variant | result |", "|---|---|"]
-    for row in doc.get("rows", []):
-        if not isinstance(row, dict):
-            continue
-        lines.append(f"| {_variant_text(row)} | {_result_text(row)} |")
-    return "\n".join(lines)
-
-
 # -- the report -----------------------------------------------------------------------
 
 def _repro_text(entry) -> str:
@@ -527,40 +497,47 @@ def _repro_text(entry) -> str:
 
 
 def _fence(text: str, lang: str = "") -> str:
-    ticks = "```"
-    while ticks in text:
-        ticks += "`"
-    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
+    return md.block(text, lang)
 
 
 def compiled_parts(entry) -> dict:
     """The pieces of a torch.compile entry's report, laid out by render_compiled
-    (PyTorch's template) or report_xla.render_openxla (PyTorch/XLA's)."""
+    (PyTorch's template) or report_xla.render_openxla (PyTorch/XLA's). Every
+    piece is Markdown but title (plain text), repro, log and env_text (code)."""
+    from fuzz.findings.scripts import repro_device
     from fuzz.findings.triage import load_ablation
 
     p, v = entry.program, entry.verdict
     doc = load_ablation(entry.path)
-    summary = doc.get("summary") if doc else None
+    summary = doc.get("summary") if doc and isinstance(doc.get("summary"), dict) else None
     env_text, env_note = environment_text(entry.env)
     short = "lines" in ((entry.meta or {}).get("short_repro") or {})
-    return dict(title=report_title(p, v, summary), description=describe(p, v, summary, short), repro=_repro_text(entry),
-                observed=observed_expected(p, v), log=error_log(v), doc=doc, env_text=env_text, env_note=env_note,
-                env=entry.env)
+    repro = _repro_text(entry)
+    device = repro_device(p, doc) if short and "cuda" not in repro else None
+    expected, actual, why = observed_expected(p, v, summary)
+    return dict(title=report_title(p, v, summary), description=describe(p, v, summary, short, device), repro=repro,
+                observed=f"Actual: {actual}\n\nExpected: {expected}", expected=expected, actual=actual, why=why,
+                log=error_log(v), doc=doc, env_text=env_text, env_note=md.text(env_note), env=entry.env)
 
 
 def render_compiled(entry) -> str:
     """The PyTorch bug-report layout for a torch.compile entry."""
     k = compiled_parts(entry)
-    title, description, repro, observed, log, doc = (k[n] for n in ("title", "description", "repro", "observed",
-                                                                    "log", "doc"))
-    env_text, env_note = k["env_text"], k["env_note"]
-    parts = [f"# {title}", "", "### 🐛 Describe the bug", "", description, "", "Minimal repro:", "",
-             _fence(repro, "python"), "", "#### Observed vs expected", "", observed, ""]
-    if doc:
-        parts += ["#### Ablation", "", ablation_table(doc), ""]
+    parts = [f"# {md.text(k['title'], 400)}", "", "### 🐛 Describe the bug", "", k["description"], "",
+             "Minimal repro:", "", _fence(k["repro"], "python"), "",
+             "#### Expected and actual", "", f"Expected: {k['expected']}", "", f"Actual: {k['actual']}", ""]
+    if k["why"]:
+        parts += [f"Why it matters: {k['why']}", ""]
+    if k["doc"]:
+        parts += ["#### Ablation", "", ablation_table(k["doc"]), ""]
     parts += ["### Error logs", ""]
-    parts += [_fence(log), ""] if log else ["No error is raised: the compiled function returns the wrong result "
-                                            "described above.", ""]
+    if k["log"]:
+        parts += [_fence(k["log"]), ""]
+    elif entry.verdict.outcome is Outcome.RECOMPILE:
+        parts += ["No error is raised without `torch._dynamo.config.error_on_recompile = True`; "
+                  "`TORCH_LOGS=recompiles` shows the guard that failed.", ""]
+    else:
+        parts += ["No error is raised: the compiled function returns the wrong result described above.", ""]
     trace = trace_text(entry)
     if trace:
         parts += ["#### Trace", "", trace, ""]
@@ -569,7 +546,7 @@ def render_compiled(entry) -> str:
         parts += ["#### Affected releases", "", affected, ""]
     parts += ["#### Searching for duplicates", "", duplicate_search(entry.verdict), ""]
     parts += ["### Versions", ""]
-    if env_note:
-        parts += [env_note, ""]
-    parts += [_fence(env_text), ""]
+    if k["env_note"]:
+        parts += [k["env_note"], ""]
+    parts += [_fence(k["env_text"]), ""]
     return "\n".join(parts) + program_stamp(entry.program)

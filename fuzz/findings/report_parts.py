@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from fuzz.findings import markdown as md
 from fuzz.findings.scripts import program_digest
 from fuzz.judge.verdict import Verdict
 
@@ -29,10 +30,11 @@ def affected_text(entry, scrub=lambda text: text) -> str:
         return ""
     rows = ["| torch | result |", "|---|---|"]
     for rel, r in releases.items():
-        rows.append(f"| {r.get('torch', rel)} | {r.get('result')}"
-                    + (f": {scrub(r.get('shown', ''))[:100]}" if r.get("result") == "error" else "") + " |")
+        r = r if isinstance(r, dict) else {}
+        shown = f": {scrub(str(r.get('shown', '')))[:100]}" if r.get("result") == "error" else ""
+        rows.append(f"| {md.code(r.get('torch', rel), 60)} | {md.text(str(r.get('result')) + shown, 200)} |")
     first = rec.get("first_fixed")
-    tail = f"First fixed in {first}." if first else (
+    tail = f"First fixed in {md.text(first, 60)}." if first else (
         "Not fixed in any release tried." if rec.get("affected") else "")
     if rec.get("partial"):
         tail += " Partial: only the releases installed where it was run (a GPU box)."
@@ -51,11 +53,11 @@ def duplicate_search(v: Verdict) -> str:
                          w.startswith("<"))[:80]
         frame = innermost_frame(v.frames)
         query = f"is:issue {v.exc_type.rsplit('.', 1)[-1]} {words}".strip()
-        lines = [f"- the message, numbers and symbols masked: `{msg}`"]
+        lines = [f"- the message, numbers and symbols masked: {md.code(msg, 500)}"]
         if frame:
-            lines.append(f"- the innermost torch frame: `{frame}`")
+            lines.append(f"- the innermost torch frame: {md.code(frame, 300)}")
     else:
         query = f"is:issue torch.compile {v.outcome.value.replace('-', ' ')}"
-        lines = [f"- no exception: a {v.outcome.value} ({v.where or 'output'})"]
+        lines = [f"- no exception: a {v.outcome.value} ({md.text(v.where or 'output', 80)})"]
     lines.append(f"- [search pytorch/pytorch issues](https://github.com/pytorch/pytorch/issues?q={quote_plus(query)})")
     return "\n".join(lines)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from fuzz.findings import markdown as md
 from fuzz.findings.report import (_fence, _fmt, _repro_text, _symptom, ablation_table, compiled_parts,
                                   environment_text, error_log, scrub)
 from fuzz.judge.verdict import Outcome, Verdict
@@ -19,7 +20,7 @@ def render_openxla(entry) -> str:
                                                                     "log", "doc"))
     env_text, env_note, env = k["env_text"], k["env_note"], k["env"]
     obs, _, expected = observed.partition("\nExpected: ")
-    parts = [f"# {title}", "", "## 🐛 Bug", "", description, "", "## To Reproduce", "",
+    parts = [f"# {md.text(title, 400)}", "", "## 🐛 Bug", "", description, "", "## To Reproduce", "",
              "Run the script below (it exits 1 while the bug stands):", "", _fence(repro, "python"), "",
              obs.strip(), ""]
     if log:
@@ -27,8 +28,8 @@ def render_openxla(entry) -> str:
     parts += ["## Expected behavior", "", ("Expected: " + expected.strip()) if expected else
               "The same result as eager on CPU.", "", "## Environment", "",
               f" - reproducible on XLA backend [CPU/TPU/CUDA]: {env.get('gpu') and 'CUDA' or 'CPU'}",
-              f" - torch_xla version: {env.get('torch_xla') or 'unknown'}",
-              f" - torch version: {env.get('torch') or 'unknown'}", ""]
+              f" - torch_xla version: {md.code(env.get('torch_xla') or 'unknown', 60)}",
+              f" - torch version: {md.code(env.get('torch') or 'unknown', 60)}", ""]
     if env_note:
         parts += [env_note, ""]
     parts += [_fence(env_text), "", "## Additional context", ""]
@@ -66,9 +67,9 @@ def _steps_description(p, v: Verdict) -> str:
             text += " (with sizes changing between repetitions)"
     text += ", gives a different result on XLA than the same program run eagerly on CPU. "
     if v.outcome is Outcome.COMPILED_ERROR:
-        text += f"XLA {_symptom(v)}; eager runs it to the end."
+        text += f"XLA {md.text(scrub(_symptom(v)), 300)}; eager runs it to the end."
     else:
-        text += (f"The first disagreement is at {v.where or 'an observation'}; the script prints every observed "
+        text += (f"The first disagreement is at {md.text(scrub(v.where or 'an observation'), 200)}; the script prints every observed "
                  "value with the expected (eager) one.")
     env = p.settings.env()
     if env:
@@ -78,7 +79,8 @@ def _steps_description(p, v: Verdict) -> str:
     nums = v.numbers or {}
     counts = {k: nums[k] for k in ("compiles", "cached_compiles", "executes") if k in nums}
     if counts:
-        text += " torch_xla metrics for the XLA run: " + ", ".join(f"{k} {val}" for k, val in counts.items()) + "."
+        text += " torch_xla metrics for the XLA run: " + ", ".join(f"{k} {md.text(val, 20)}"
+                                                                   for k, val in counts.items()) + "."
     return scrub(text)
 
 
@@ -89,24 +91,26 @@ def render_steps(entry) -> str:
     repro = _repro_text(entry).replace("Repro: torch.compile vs eager over a size schedule",
                                        "Repro: a torch_xla lazy-tensor sequence vs eager on CPU")
     nums = v.numbers or {}
-    parts = [f"# {_steps_title(p, v)}", "", "## 🐛 Bug", "", _steps_description(p, v), "", "## To Reproduce", "",
+    parts = [f"# {md.text(_steps_title(p, v), 400)}", "", "## 🐛 Bug", "", _steps_description(p, v), "", "## To Reproduce", "",
              "Run the script below with `PJRT_DEVICE=CPU` (it exits 1 while the bug stands):", "",
              _fence(repro, "python"), ""]
     log = error_log(v)
     if log:
         parts += [_fence(log), ""]
     elif "max_abs" in nums:
-        parts += [f"Observed: at {v.where}, max abs error {_fmt(nums['max_abs'])}"
-                  + (f"; against a float64 run: XLA {_fmt(nums['compiled_vs_fp64'])}, eager "
-                     f"{_fmt(nums['eager_vs_fp64'])}" if "compiled_vs_fp64" in nums else "") + ".", ""]
+        parts += [f"Observed: at {md.text(scrub(v.where), 200)}, max abs error {md.text(_fmt(nums['max_abs']), 40)}"
+                  + (f"; against a float64 run: XLA {md.text(_fmt(nums['compiled_vs_fp64']), 40)}, eager "
+                     f"{md.text(_fmt(nums.get('eager_vs_fp64', '?')), 40)}" if "compiled_vs_fp64" in nums else "")
+                  + ".", ""]
     elif "mismatched" in nums:
-        parts += [f"Observed: at {v.where}, {nums['mismatched']} of {nums.get('numel', '?')} elements differ.", ""]
+        parts += [f"Observed: at {md.text(scrub(v.where), 200)}, {md.text(nums['mismatched'], 20)} of "
+                  f"{md.text(nums.get('numel', '?'), 20)} elements differ.", ""]
     parts += ["## Expected behavior", "", "Every observed value equals eager's on CPU, and no error is raised.", "",
               "## Environment", "",
               f" - Reproducible on XLA backend [CPU/TPU/CUDA]: {os.environ.get('PJRT_DEVICE', 'CPU')}",
-              f" - torch_xla version: {entry.env.get('torch_xla') or 'unknown'}",
-              f" - torch version: {entry.env.get('torch') or 'unknown'}", ""]
+              f" - torch_xla version: {md.code(entry.env.get('torch_xla') or 'unknown', 60)}",
+              f" - torch version: {md.code(entry.env.get('torch') or 'unknown', 60)}", ""]
     if env_note:
-        parts += [env_note, ""]
+        parts += [md.text(env_note), ""]
     parts += [_fence(env_text), ""]
     return "\n".join(parts)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fuzz.findings.corpus import HARNESS, Corpus, _locked, _now, _store_scripts, capture_env
-from fuzz.findings.scripts import _apply_meta, entry_scripts, harness_note, settled_scripts
+from fuzz.findings.scripts import _apply_meta, entry_repro_device, entry_scripts, harness_note, settled_scripts
 from fuzz.files import dumps as _dumps
 from fuzz.files import write_atomic as _write_atomic
 
@@ -25,7 +25,8 @@ def rewrite_scripts(corpus: Corpus, entry_dir, keep_check: bool = True) -> dict:
     d = Path(entry_dir)
     with _locked(d):
         entry = corpus.load(d)
-        scripts, updates, _ = settled_scripts(entry.program, entry.verdict, entry.signature, entry.meta, keep_check)
+        scripts, updates, _ = settled_scripts(entry.program, entry.verdict, entry.signature, entry.meta, keep_check,
+                                              entry_repro_device(d, entry.program))
         _store_scripts(d, scripts)
         meta = _apply_meta(dict(entry.meta), updates)
         _write_atomic(d / "meta.json", _dumps(meta))
@@ -42,7 +43,8 @@ def drop_stored_harness(corpus: Corpus, entry_dir) -> list[str]:
     d = Path(entry_dir)
     with _locked(d):
         entry = corpus.load(d)
-        scripts, _, short = settled_scripts(entry.program, entry.verdict, entry.signature, entry.meta)
+        scripts, _, short = settled_scripts(entry.program, entry.verdict, entry.signature, entry.meta,
+                                            device=entry_repro_device(d, entry.program))
         changed = [f"{HARNESS} removed"] if (d / HARNESS).exists() else []
         if not short and (d / "repro.py").read_text(errors="replace") != scripts["repro.py"]:
             changed.append("repro.py rewritten")
@@ -68,11 +70,12 @@ def check_repro(corpus: Corpus, entry_dir, *, timeout: float = 600.0) -> dict:
     info = dict(info) if isinstance(info, dict) else {}
     if "lines" not in info or info.get("checked"):
         return info  # no short form, or this very script was run already
-    scripts, updates = entry_scripts(entry.program, entry.verdict, entry.signature)
+    device = entry_repro_device(d, entry.program)  # CPU where the triage reproduced it there
+    scripts, updates = entry_scripts(entry.program, entry.verdict, entry.signature, device)
     script = scripts["repro.py"]
     if updates["short_repro"].get("script") != info.get("script") or (d / "repro.py").read_text() != script:
         return info  # repro.py is not the short form its program generates (`shapefuzz repro ENTRY` rewrites it)
-    missing = missing_device(entry.program.settings.device)  # a short form is of a compiled program
+    missing = missing_device(device or entry.program.settings.device)  # a short form is of a compiled program
     if missing:
         return {**info, "not_checked": missing}
     ok, shown, seconds = check_short_repro(script, entry.verdict, timeout=timeout)

@@ -55,12 +55,13 @@ def harness_note(sig: Signature, why) -> str:
             '"""\nimport sys\n\nprint(__doc__, file=sys.stderr)\nsys.exit(2)\n')
 
 
-def entry_scripts(program: Program, verdict: Verdict, sig: Signature) -> tuple[dict, dict]:
+def entry_scripts(program: Program, verdict: Verdict, sig: Signature, device: str | None = None) -> tuple[dict, dict]:
     """({file name: text}, meta updates) of an entry's scripts: repro.py, the short
     repro (fuzz/program/short_repro.py) where the finding has one, else the
     harness (loading.harness_is_repro) or harness_note. meta: "repro_error" (None to
     drop it) and "short_repro": the short form's code lines, or why there is
-    none; its standalone check (repro_files.check_repro) is not made here."""
+    none; its standalone check (repro_files.check_repro) is not made here. `device`: the short repro's
+    device where it differs from the program's (`repro_device`)."""
     from fuzz.program.short_repro import code_lines, short_repro_source, supported
 
     harness, error = entry_repro(program, sig)
@@ -68,7 +69,8 @@ def entry_scripts(program: Program, verdict: Verdict, sig: Signature) -> tuple[d
     if error is None:
         try:
             why = supported(program, verdict)
-            short = None if why else short_repro_source(program, verdict, f"shapefuzz {sig.key}: {sig.text}")
+            short = None if why else short_repro_source(program, verdict, f"shapefuzz {sig.key}: {sig.text}",
+                                                          device=device)
         except Exception as e:  # noqa: BLE001 - the harness still serves
             why = f"the short form failed to generate ({type(e).__name__}: {e})"
     info = {"program": program_digest(program)}
@@ -84,11 +86,11 @@ def entry_scripts(program: Program, verdict: Verdict, sig: Signature) -> tuple[d
 
 
 def settled_scripts(program, verdict: Verdict, sig: Signature, meta: dict,
-                    keep_check: bool = True) -> tuple[dict, dict, bool]:
+                    keep_check: bool = True, device: str | None = None) -> tuple[dict, dict, bool]:
     """entry_scripts for an entry whose meta.json is `meta`, and whether its
     repro.py is a short form. keep_check: the very same short form keeps its
     last standalone check, and one that did not fail gives way to the note."""
-    scripts, updates = entry_scripts(program, verdict, sig)
+    scripts, updates = entry_scripts(program, verdict, sig, device)
     short = "lines" in updates["short_repro"]
     old = meta.get("short_repro")
     old = old if isinstance(old, dict) else {}
@@ -98,6 +100,24 @@ def settled_scripts(program, verdict: Verdict, sig: Signature, meta: dict,
             why = old.get("full_harness") or "the short form did not fail as the finding did"
             scripts["repro.py"], short = harness_note(sig, why), False
     return scripts, updates, short
+
+
+def repro_device(program, ablation: dict | None) -> str | None:
+    """"cpu" for a CUDA finding whose triage reproduced it with device="cpu" (a maintainer runs a CPU repro
+    anywhere), else None: the program's own device."""
+    rows = (ablation or {}).get("rows") or []
+    cpu = any(isinstance(r, dict) and r.get("axis") == "device" and (r.get("changes") or {}).get("device") == "cpu"
+              and r.get("status") == "reproduces" for r in rows)
+    return "cpu" if cpu and isinstance(program, Program) and program.device_type() == "cuda" else None
+
+
+def entry_repro_device(entry_dir, program) -> str | None:
+    """`repro_device` of an entry, read from its ablation.json (None without a readable one)."""
+    try:
+        doc = json.loads((Path(entry_dir) / "ablation.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return repro_device(program, doc) if isinstance(doc, dict) else None
 
 
 def _seen_with(d: Path, program) -> dict:

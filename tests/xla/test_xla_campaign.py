@@ -107,7 +107,7 @@ def test_real_bug_entry_replays_still_failing_and_reports_in_the_xla_layout(tmp_
     row = replay_entry(path)
     assert row.status == "still-failing", (row.status, row.reason)
     text = render_report(path)
-    assert text.startswith("# [torch_xla]") and "## To Reproduce" in text and "## Environment" in text
+    assert text.startswith("# \\[torch\\_xla\\]") and "## To Reproduce" in text and "## Environment" in text  # escaped
     assert "shapefuzz" not in text.lower()
     ok = seed_program()  # fixed upstream: a correct run is not an entry's bug
     w = run_step_program(ok, fresh=True)

@@ -1,0 +1,209 @@
+"""Reports written for the reader (issue 39): titles that name the trigger and
+claim dynamic shapes only where a dim is symbolic, expected and actual per
+outcome class, the collapsed ablation; and (issue 43) no data field of a
+corpus can open a heading, a code fence, an HTML tag or a table cell in
+report.md or BUGS.md."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import fuzz.findings.report as report_mod
+from fuzz.findings.bugs import bug_rows, markdown
+from fuzz.findings.corpus import Corpus
+from fuzz.findings.report import ablation_table, report_title
+from fuzz.findings.report_outcome import expected_actual
+from fuzz.findings.signature import signature
+from fuzz.judge.verdict import Outcome, Stage, Verdict
+from fuzz.kinds import render_report
+from fuzz.program.ir import TensorInput
+
+from helpers import program
+
+ROOT = Path(__file__).resolve().parent.parent
+RELU = [("relu", ["x0"], {})]
+ENV = {"torch": "2.13.0", "python": "3.12.0", "os": "Linux"}
+DYNAMIC_CLAIMS = re.compile(r"dynamic shapes|after a size change|\bat s\d+=|with dynamic=True")
+HOSTILE = ("output 0\n# Owned heading\n```\n<script>alert(1)</script> | a | b |\r\n[x](http://evil.example) "
+           "@maintainer #123 ~~gone~~")
+
+
+@pytest.fixture
+def no_collect_env(monkeypatch):
+    monkeypatch.setattr(report_mod, "collect_env_text", lambda *a, **k: None)
+
+
+def _verdict(outcome=Outcome.DIVERGENCE, call=0, sizes=None, recompiles=1, **kw):
+    kw.setdefault("where", "output 0 (v0)")
+    return Verdict(outcome=outcome, stage=Stage.COMPARE, call=call, sizes=sizes or {"s0": 5}, recompiles=recompiles,
+                   numbers=kw.pop("numbers", {"max_abs": 1.5, "compiled_vs_fp64": 0.4, "eager_vs_fp64": 0.0}), **kw)
+
+
+# -- titles --------------------------------------------------------------------
+
+def test_a_static_one_call_program_claims_no_dynamic_shapes():
+    p = program(RELU, sizes={"s0": [5]}, backend="inductor")
+    assert report_title(p, _verdict()) == "[inductor] torch.relu gives wrong values"
+    p.settings.dynamic = True  # one call of dynamic=True: the title claims nothing either (one graph, one size)
+    assert not DYNAMIC_CLAIMS.search(report_title(p, _verdict()))
+    p = program(RELU, sizes={"s0": [5, 5]}, backend="inductor")  # two calls of one size: nothing recompiled
+    assert not DYNAMIC_CLAIMS.search(report_title(p, _verdict(call=1, recompiles=1)))
+
+
+@pytest.mark.parametrize("marks,sizes,call,recompiles,dynamic,phrase", [
+    (["dynamic"], [5], 0, 1, None, "on a mark_dynamic dim gives wrong values at s0=5"),
+    (["unbacked"], [1], 0, 1, None, "on an unbacked (mark_unbacked) dim"),  # unbacked: never specialised
+    (["maybe_dynamic"], [1], 0, 1, None, None),  # a marked dim of size 1 is specialised: static
+    ([], [3, 5], 1, 2, None, "after a size change (automatic dynamic shapes)"),
+    ([], [3, 5], 1, 1, None, None),  # the size changed but no second graph: nothing went dynamic
+    ([], [3, 5], 1, 1, True, "with dynamic=True"),
+])
+def test_the_title_claims_dynamic_shapes_only_where_a_dim_is_symbolic(marks, sizes, call, recompiles, dynamic,
+                                                                       phrase):
+    p = program(RELU, marks=marks, sizes={"s0": sizes}, backend="inductor")
+    p.settings.dynamic = dynamic
+    title = report_title(p, _verdict(call=call, sizes={"s0": sizes[call]}, recompiles=recompiles))
+    if phrase is None:
+        assert not DYNAMIC_CLAIMS.search(title), title
+    else:
+        assert title.startswith("[inductor][dynamic shapes] torch.relu") and phrase in title, title
+
+
+def test_the_title_names_the_trigger_not_the_neutral_op():
+    p = program([("nan_to_num", ["x0"], {}), ("relu", ["v0"], {})], sizes={"s0": [5]}, backend="inductor")
+    assert "nan_to_num" not in report_title(p, _verdict())
+    p = program([("nan_to_num", ["x0"], {})], sizes={"s0": [5]}, backend="inductor")
+    p.inputs[0].layout, p.inputs[0].offset = "offset", 3
+    assert report_title(p, _verdict()) == "[inductor] a pointwise op on a storage-offset input gives wrong values"
+    base = TensorInput(name="x0", shape=["s0"], dtype="float32")
+    view = TensorInput(name="x1", shape=["s0"], dtype="float32", alias={"of": "x0", "view": "same"})
+    p = program([("relu_", ["x1"], {})], inputs=[base, view], sizes={"s0": [5]}, backend="inductor")
+    assert "Tensor.relu_ on an aliased input mutated in place" in report_title(p, _verdict())
+    p = program([("item_arange", ["x0"], {"via": "tolist"})], dtype="int64", sizes={"s0": [5]}, backend="inductor")
+    assert "on a length read with .tolist()" in report_title(p, _verdict(Outcome.COMPILED_ERROR, exc_type="E"))
+
+
+def _static_one_call(p, v) -> bool:
+    """No dim marked, dynamic not True, and no size change up to the failing call."""
+    upto = (v.call or 0) + 1
+    return (p.settings.dynamic is not True and all(m == "static" for x in p.inputs for m in x.marks)
+            and all(len(set(vals[:upto])) == 1 for vals in p.sizes.values()))
+
+
+def test_no_shipped_report_title_claims_dynamic_shapes_for_a_static_one_call_program():
+    entries = [e for e in Corpus(ROOT / "corpus").entries() if e.program.device_type() != "xla"]
+    static = 0
+    for e in entries:
+        first = (e.path / "report.md").read_text().splitlines()[0]
+        assert "nan\\_to\\_num" not in first and "nan_to_num" not in first, (e.key, first)
+        if _static_one_call(e.program, e.verdict):
+            static += 1
+            assert not DYNAMIC_CLAIMS.search(first), (e.key, first)
+    assert static >= 5  # the bar means something: the corpus holds static programs
+
+
+# -- expected and actual -------------------------------------------------------
+
+def test_expected_and_actual_are_one_sentence_each_per_outcome_class():
+    p = program([("add_scalar_", ["x0"], {"value": 1.0})], sizes={"s0": [5]}, backend="inductor")
+    cases = {
+        Outcome.INPUT_MUTATION: (_verdict(Outcome.INPUT_MUTATION, where="input x0", numbers={"max_abs": 1.0}),
+                                 ["eager writes to it in place", "Tensor.add"], ["up to 1 away"]),
+        Outcome.RECOMPILE: (_verdict(Outcome.RECOMPILE, where="graphs",
+                                     message="1 new graph(s) at ...; failed guard: L['x0'].size()[0] == 5"),
+                            ["reuses the graph"], ["compiles a new graph", "`L['x0'].size()[0] == 5`"]),
+        Outcome.STRIDE: (_verdict(Outcome.STRIDE, message="strides (1, 4) vs eager (4, 1) (shape (4, 4))"),
+                         ["eager's strides `(4, 1)`"], ["has strides `(1, 4)`"]),
+        Outcome.DIVERGENCE: (_verdict(), ["equals eager's"], ["max abs error", "float64", "0.4"]),
+        Outcome.COMPILED_ERROR: (_verdict(Outcome.COMPILED_ERROR, exc_type="RuntimeError", message="boom\nmore"),
+                                 ["eager runs without error"], ["raises `RuntimeError`", "boom"]),
+    }
+    for outcome, (v, want_expected, want_actual) in cases.items():
+        expected, actual = expected_actual(p, v, dtype="float32")
+        for text, wants in ((expected, want_expected), (actual, want_actual)):
+            assert text.count(". ") == 0 and "\n" not in text, (outcome, text)  # one sentence
+            for w in wants:
+                assert w in text, (outcome, w, text)
+        if outcome in (Outcome.INPUT_MUTATION, Outcome.RECOMPILE, Outcome.STRIDE):
+            assert "float64" not in expected + actual and "the same as eager" not in expected, (outcome, expected)
+
+
+# -- the ablation --------------------------------------------------------------
+
+def _row(axis, status, changes=None, summary=""):
+    return {"axis": axis, "status": status, "changes": changes or {}, "summary": summary, "outcome": "divergence"}
+
+
+def test_the_ablation_shows_the_key_rows_and_only_the_options_that_change_the_result():
+    rows = [_row("baseline", "reproduces"), _row("backend", "passes", {"backend": "eager"}),
+            _row("shapes", "reproduces", {"dynamic": False}), _row("device", "reproduces", {"device": "cpu"})]
+    rows += [_row("inductor-config", "reproduces", {"options": {f"flag_{i}": True}}) for i in range(15)]
+    rows.append(_row("inductor-config", "passes", {"options": {"cpp_wrapper": True}}))
+    table = ablation_table({"rows": rows})
+    body = [ln for ln in table.splitlines() if ln.startswith("| ") and "variant" not in ln]
+    assert len(body) == 5, table
+    assert "`torch._inductor.config.cpp_wrapper = True` | passes" in table and "flag_3" not in table
+    assert "15 more variant(s)" in table
+
+
+# -- escaping ------------------------------------------------------------------
+
+def _prose(text: str) -> list[str]:
+    """The lines of a Markdown text outside fenced code blocks (a fence closes with at least as many backticks)."""
+    out, fence = [], None
+    for ln in text.splitlines():
+        m = re.match(r"^(`{3,})", ln)
+        if fence is None and m:
+            fence = m.group(1)
+        elif fence is not None and ln.startswith(fence) and not ln.strip("`"):
+            fence = None
+        elif fence is None:
+            out.append(ln)
+    assert fence is None, "a code fence never closes"
+    return out
+
+
+def _unescaped_pipes(line: str) -> int:
+    return len(re.findall(r"(?<!\\)\|", line))
+
+
+def _assert_inert(text: str, headings: list[str]):
+    prose = _prose(text)
+    assert [ln for ln in prose if ln.startswith("#")] == headings
+    # what a code span holds is literal (markdown.code's fence outruns any backticks in it)
+    joined = "\n".join(re.sub(r"(?<![`\\])(`+)(?!`).*?(?<!`)\1(?!`)", "<code>", ln) for ln in prose)
+    assert "\r" not in joined
+    for bad in (r"<script", r"<img", r"\]\(http://evil", r"@maintainer", r"#123", r"~~gone"):  # unless backslash-escaped
+        assert not re.search(r"(?<!\\)" + bad, joined), (bad, joined)
+    for ln in prose:
+        if ln.startswith("|"):
+            header = next(h for h in prose if h.startswith("|") and prose.index(h) <= prose.index(ln))
+            assert _unescaped_pipes(ln) == _unescaped_pipes(header), ln
+
+
+def test_a_hostile_where_and_message_stay_text_in_report_md_and_bugs_md(tmp_path, no_collect_env):
+    corpus = Corpus(tmp_path)
+    p = program(RELU, marks=["dynamic"], backend="inductor")
+    hostile = [_verdict(where=HOSTILE, sizes={"s0": 9}),
+               _verdict(Outcome.COMPILED_ERROR, where=HOSTILE, exc_type="RuntimeError", message=HOSTILE[9:],
+                        frames=[f"torch/x.py:1:{HOSTILE}"])]
+    for v in hostile:
+        entry, _ = corpus.record(p, v, signature(v, p), env={**ENV, "torch": "2.13.0\n# env heading"})
+        (entry / "ablation.json").write_text(json.dumps({"rows": [
+            _row("baseline", "reproduces"), _row("backend", "other", {"backend": "eager"}, HOSTILE[9:]),
+            _row("inductor-config", "passes", {"options": {"x": HOSTILE}})], "summary": {}}))
+        corpus.set_meta(entry, "versions", {"releases": {"2.13": {"torch": HOSTILE, "result": "error",
+                                                                  "shown": HOSTILE}}})
+        text = render_report(entry)
+        heads = ["### 🐛 Describe the bug", "#### Expected and actual", "#### Ablation", "### Error logs",
+                 "#### Affected releases", "#### Searching for duplicates", "### Versions"]
+        _assert_inert(text, [text.splitlines()[0]] + heads)
+        assert text.splitlines()[0].startswith("# ") and "\n" not in text.splitlines()[0]
+    rows = bug_rows(tmp_path)
+    for r in rows:
+        r.title, r.upstream = HOSTILE, HOSTILE
+    md = markdown(rows, tmp_path)
+    _assert_inert(md, [md.splitlines()[0]])
+    assert sum(ln.startswith("| `") for ln in md.splitlines()) == len(rows)  # one table line per bug, \r or not
