@@ -34,10 +34,10 @@ def run_cli(argv, capsys):
     return rc, out, err
 
 
-def recompile_entry(root):
-    """A minimal entry of a finding without a short form (a recompile needs the judging loop)."""
+def loop_entry(root):
+    """A minimal entry of a finding without a short form (a hang needs the judging loop's time limit)."""
     p = program(RELU, marks=["dynamic"], sizes={"s0": [3, 5, 7]})
-    v = Verdict(outcome=Outcome.RECOMPILE, call=2, sizes={"s0": 7}, where="call 2")
+    v = Verdict(outcome=Outcome.HANG, call=2, sizes={"s0": 7}, where="call 2")
     c = Corpus(root)
     path, _ = c.record(p, v, signature(v, p), env={"torch": "test"})
     return c, c.rekey(path, minimal_signature(v, p))
@@ -72,10 +72,10 @@ def old_layout(path, repro_is_harness: bool):
 # -- what an entry holds -----------------------------------------------------------------------
 
 def test_an_entry_without_a_short_form_holds_a_note_not_the_harness(tmp_path):
-    _, path = recompile_entry(tmp_path)
+    _, path = loop_entry(tmp_path)
     assert not (path / "harness.py").exists()
     note = (path / "repro.py").read_text()
-    assert "No short repro: a unexpected-recompile finding needs the judging loop." in note
+    assert "No short repro: a hang finding needs the judging loop." in note
     assert "shapefuzz repro ENTRY --harness -o harness.py" in note
     assert FAIL_LINE not in note and len(note.splitlines()) < 15
     compile(note, "repro.py", "exec")  # still a whole script (replay checks that)
@@ -83,10 +83,10 @@ def test_an_entry_without_a_short_form_holds_a_note_not_the_harness(tmp_path):
     assert "needs the judging loop" in meta["short_repro"]["full_harness"]
 
 
-def test_a_recompile_report_does_not_inline_the_harness(tmp_path):
+def test_a_report_without_a_short_form_does_not_inline_the_harness(tmp_path):
     from fuzz.kinds import render_report
 
-    _, path = recompile_entry(tmp_path)
+    _, path = loop_entry(tmp_path)
     old_layout(path, repro_is_harness=True)  # not migrated yet: the report still never inlines the harness
     text = render_report(Corpus(tmp_path).load(path))
     assert FAIL_LINE not in text and "def program(" not in text
@@ -96,7 +96,7 @@ def test_a_recompile_report_does_not_inline_the_harness(tmp_path):
 # -- repro ENTRY --harness --------------------------------------------------------------------
 
 def test_repro_harness_prints_or_writes_the_generated_harness(tmp_path, capsys):
-    _, path = recompile_entry(tmp_path / "corpus")
+    _, path = loop_entry(tmp_path / "corpus")
     e = Corpus(path.parent).load(path)
     want, _ = entry_repro(e.program, e.signature)
     rc, out, _ = run_cli(["repro", path, "--harness"], capsys)
@@ -107,7 +107,7 @@ def test_repro_harness_prints_or_writes_the_generated_harness(tmp_path, capsys):
 
 
 def test_repro_harness_refuses_a_corpus_a_broken_entry_and_an_unallowed_backend(tmp_path, capsys, monkeypatch):
-    _, path = recompile_entry(tmp_path / "corpus")
+    _, path = loop_entry(tmp_path / "corpus")
     rc, _, err = run_cli(["repro", tmp_path / "corpus", "--harness"], capsys)
     assert rc == 2 and "--harness takes one entry" in err and len(err.strip().splitlines()) == 1
     d = json.loads((path / "program.json").read_text())
@@ -141,7 +141,7 @@ def fake_sanitizer(bin_dir: Path, log: Path):
 
 
 def test_sanitize_runs_the_generated_harness_never_the_stored_scripts(tmp_path, capsys, monkeypatch):
-    _, path = recompile_entry(tmp_path / "corpus")
+    _, path = loop_entry(tmp_path / "corpus")
     sentinel, log = tmp_path / "SENTINEL", tmp_path / "sanitizer"
     payload = plant(path, sentinel)
     fake_sanitizer(tmp_path / "bin", log)
@@ -160,7 +160,7 @@ def test_sanitize_runs_the_generated_harness_never_the_stored_scripts(tmp_path, 
 
 
 def test_sanitize_refuses_an_entry_naming_an_unallowed_backend(tmp_path, capsys, monkeypatch):
-    _, path = recompile_entry(tmp_path / "corpus")
+    _, path = loop_entry(tmp_path / "corpus")
     d = json.loads((path / "program.json").read_text())
     d["settings"]["backend"] = "evil_module:backend"
     (path / "program.json").write_text(json.dumps(d))
@@ -219,7 +219,7 @@ def test_no_module_runs_a_file_it_reads_from_a_corpus():
 
 def test_dedupe_migrates_an_older_corpus(tmp_path, capsys):
     root = tmp_path / "corpus"
-    _, no_short = recompile_entry(root)
+    _, no_short = loop_entry(root)
     _, short = short_entry(root, settled=True)
     xla = root / "301a48dbd50a"  # a shipped torch_xla entry: its repro.py is its harness, and stays so
     shutil.copytree(ROOT / "corpus" / xla.name, xla)

@@ -203,7 +203,7 @@ def test_a_hostile_where_and_message_stay_text_in_report_md_and_bugs_md(tmp_path
         assert text.splitlines()[0].startswith("# ") and "\n" not in text.splitlines()[0]
     rows = bug_rows(tmp_path)
     for r in rows:
-        r.title, r.upstream = HOSTILE, HOSTILE
+        r.title, r.upstream, r.status = HOSTILE, HOSTILE, "new"  # rows of the table, not the pending paragraph
     md = markdown(rows, tmp_path)
     _assert_inert(md, [md.splitlines()[0]])
     assert sum(ln.startswith("| `") for ln in md.splitlines()) == len(rows)  # one table line per bug, \r or not
