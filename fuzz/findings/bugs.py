@@ -77,7 +77,9 @@ def versions_text(rec: dict | None) -> str:
     return text
 
 
-def bug_rows(corpus_root) -> list[BugRow]:
+def bug_rows(corpus_root, unreadable: list | None = None) -> list[BugRow]:
+    """One row per readable entry; `unreadable` (when given) gets a CorpusError for each entry dir that could
+    not be read. KnownIssuesError when the corpus's known_issues.json is malformed."""
     from fuzz.findings.corpus import Corpus
     from fuzz.findings.replay import _known_issues
 
@@ -104,6 +106,8 @@ def bug_rows(corpus_root) -> list[BugRow]:
                            versions=versions_text(e.meta.get("versions")),
                            repro_lines=short.get("lines"), repro_checked=checked,
                            report=str(report) if report.is_file() else "", hits=e.hits))
+    if unreadable is not None:
+        unreadable.extend(corpus.errors)
     order = {NEW: 0, KNOWN: 1, FIXED: 2}
     return sorted(rows, key=lambda r: (order[r.status], r.device, r.outcome, r.key))
 
