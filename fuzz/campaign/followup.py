@@ -18,8 +18,9 @@ campaign's cases are done (or under `shapefuzz followup`), the runner runs
 several jobs at once, one per usable CPU (fuzz/campaign/followup_local.py). A job is
 done once: a job that was started and never finished (its runner was killed)
 is started again once, then failed; the supervisor stopping a runner itself
-(Ctrl-C) records "aborted", which does not count; so does a job that met a full disk (run_job). Rerunning the campaign, or
-`shapefuzz followup STATE`, picks up whatever is pending.
+(Ctrl-C) records "aborted", which does not count; so does a job that met a
+full disk (run_job). Rerunning the campaign, or `shapefuzz followup STATE`,
+picks up whatever is pending.
 """
 
 from __future__ import annotations

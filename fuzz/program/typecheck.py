@@ -170,9 +170,10 @@ def op_params() -> dict:
 
 class ReadParams(dict):
     """An op's params that note which keys the op's check, infer and render
-    read: a key none of them reads is a param the op does not take (a typo, a
-    hand edit), refused on load rather than ignored; a key they read that is
-    missing is named as such."""
+    ask for by name (iterating them, as a format(**params) does, asks for none):
+    a key neither op_params.json lists nor they ask for is a param the op does
+    not take (a typo, a hand edit), refused on load rather than ignored; a key
+    they ask for that is missing is named as such."""
 
     def __init__(self, params: dict):
         super().__init__(params)
@@ -189,25 +190,6 @@ class ReadParams(dict):
     def __contains__(self, key):
         self.read.add(key)
         return super().__contains__(key)
-
-    def _all(self):
-        self.read.update(super().keys())
-
-    def __iter__(self):
-        self._all()
-        return super().__iter__()
-
-    def keys(self):
-        self._all()
-        return super().keys()
-
-    def items(self):
-        self._all()
-        return super().items()
-
-    def values(self):
-        self._all()
-        return super().values()
 
     def why(self, e: Exception) -> str:
         """What a param error raised by the op's own code means."""
