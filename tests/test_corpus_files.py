@@ -75,7 +75,8 @@ def test_report_of_a_verdict_with_a_non_string_where_is_one_line(tmp_path, capsy
 @pytest.mark.parametrize("name,text,needle", [
     ("meta.json", '{"hits": 1, "hits": 2, "first_seen": "2026-01-01", "last_seen": "2026-01-01"}', 'duplicate key "hits"'),
     ("program.json", json.dumps(BASE)[:-1] + ', "seed": 1, "seed": 2}', 'duplicate key "seed"'),
-    ("env.json", "[" * 5000 + "]" * 5000, "nested too deeply"),
+    ("env.json", "[" * 5000 + "]" * 5000, "nested (too deeply|more than 64 deep)"),  # by the parser or after it
+    ("verdict.json", "{\"numbers\": " + "[" * 100 + "]" * 100 + "}", "nested more than 64 deep"),
     ("signature.json", '{"key": "' + "a" * 200_000 + '"}', "larger than the limit"),
 ])
 def test_duplicate_keys_deep_nesting_and_size_are_refused(name, text, needle, tmp_path):
