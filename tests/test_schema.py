@@ -117,6 +117,10 @@ def test_every_drawn_program_fits_the_schema():
     INVALID, not run (the CI run that found `interpolate(mode="nearest-exact")` did so)."""
     from helpers import draw_programs
 
+    from fuzz.program.typecheck import op_params
+
     for kw in (dict(backend="eager", seed=7), dict(backend="inductor", device="cuda", seed=11)):
         for p in draw_programs(300, **kw):
             assert violation(json.loads(p.to_json()), "compiled_program") is None, p.to_json()
+            for c in p.ops:  # every param the strategies draw is one op_params.json lists for its op
+                assert set(c.params) <= set(op_params()[c.op]), (c.op, c.params)

@@ -18,8 +18,9 @@ campaign's cases are done (or under `shapefuzz followup`), the runner runs
 several jobs at once, one per usable CPU (fuzz/campaign/followup_local.py). A job is
 done once: a job that was started and never finished (its runner was killed)
 is started again once, then failed; the supervisor stopping a runner itself
-(Ctrl-C) records "aborted", which does not count. Rerunning the campaign, or
-`shapefuzz followup STATE`, picks up whatever is pending.
+(Ctrl-C) records "aborted", which does not count; so does a job that met a
+full disk (run_job). Rerunning the campaign, or `shapefuzz followup STATE`,
+picks up whatever is pending.
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ class JobLog:
 
     def pending(self) -> list[Job]:
         """Jobs not finished, in the order they run: shrinks (and sanitizer runs) first, then triages."""
-        return sorted((j for j in self.jobs.values() if not j.ended),
+        return sorted((j for j in self.jobs.values() if not j.ended and j.id not in _DISK_FULL_HERE),
                       key=lambda j: (_FIRST.get(j.type, 1), j.order))
 
     def counts(self) -> dict:
@@ -188,9 +189,29 @@ def _digest(program) -> str:
     return hashlib.sha256(program.to_json(sort_keys=True).encode()).hexdigest()[:8]
 
 
+# Jobs that met a full disk in this process: "aborted" (queued again, not counted as a start) and not run again
+# by this runner; the next runner (a resumed campaign, `shapefuzz followup`) retries them. The corpus writes of
+# a shrink are each atomic and its re-key is idempotent, so the retry finishes a merge the full disk cut short
+# (a half-made minimal entry beside the unshrunk one) instead of leaving one bug as two entries.
+_DISK_FULL_HERE: set = set()
+
+
 def run_job(job: Job, remote=None) -> tuple[str, str]:
-    """Do one job; (event, detail): done or skipped. Raises on failure. remote: a Ray
-    cluster to compute on (fuzz/campaign/ray_followup.py Remote); the corpus is written here."""
+    """Do one job; (event, detail): done or skipped, or aborted when the disk is full (retried on resume).
+    Raises on failure. remote: a Ray cluster to compute on (fuzz/campaign/ray_followup.py Remote); the
+    corpus is written here."""
+    import errno
+
+    try:
+        return _run_job(job, remote)
+    except OSError as e:
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        _DISK_FULL_HERE.add(job.id)
+        return "aborted", f"the disk is full ({e.strerror or e}): retried when the follow-ups resume"
+
+
+def _run_job(job: Job, remote=None) -> tuple[str, str]:
     from fuzz.findings.corpus import Corpus
     from fuzz.findings.standalone import UNCONFIRMED
 

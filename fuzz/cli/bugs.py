@@ -30,15 +30,16 @@ def cmd(args) -> int:
     if not root.is_dir():
         error(f"no corpus directory {str(root)!r}")
         return EXIT_BAD_INPUT
-    rows = bug_rows(root)
-    if not rows:
+    unreadable: list = []
+    rows = bug_rows(root, unreadable)
+    if not rows and not unreadable:
         error(f"{str(root)!r} holds no corpus entry (an entry is a directory with program.json)")
         return EXIT_BAD_INPUT
     if args.write:
         write_atomic(root / "BUGS.md", markdown(rows, root))
     if args.json:
         print_json([r.to_dict() for r in rows])
-        return EXIT_OK
+        return _unreadable(unreadable)
     table = Table(title=f"{summary_line(rows)} ({root})", show_lines=False)
     for col in ("bug", "title", "status", "checked on", "repro"):
         table.add_column(col, overflow="fold")
@@ -51,4 +52,11 @@ def cmd(args) -> int:
         print(line)
     if args.write:
         print(f"wrote {root / 'BUGS.md'}")
-    return EXIT_OK
+    return _unreadable(unreadable)
+
+
+def _unreadable(errors: list) -> int:
+    """One line per entry dir that could not be read (not listed: fix or remove it); exit 2 when there is one."""
+    for e in errors:
+        error(f"{' '.join(str(e).split())}; not listed")
+    return EXIT_BAD_INPUT if errors else EXIT_OK

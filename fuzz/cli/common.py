@@ -88,19 +88,15 @@ def load_case(path: str):
 
     import os
 
+    from fuzz.datafile import DataFileError, read_json
+    from fuzz.program.schema import MAX_PROGRAM_BYTES
+
     if os.path.isdir(path):
         raise ProgramError(f"{path} is a directory; give a program JSON file (a corpus entry's program.json)")
     try:
-        with open(path) as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ProgramError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
-    try:
-        d = json.loads(text)
-    except RecursionError:
-        raise ProgramError(f"{path}: nested too deeply to be a program") from None
-    except json.JSONDecodeError as e:
-        raise ProgramError(f"{path} is not valid JSON: {e}") from None
+        d = read_json(path, MAX_PROGRAM_BYTES)
+    except DataFileError as e:
+        raise ProgramError(str(e).replace(": nested too deeply", ": nested too deeply to be a program")) from None
     try:
         return load_program(unwrap_case(d))
     except RecursionError:

@@ -176,7 +176,9 @@ def newest_known(entries) -> dict:
     return newest
 
 
-def bug_rows(corpus_root) -> list[BugRow]:
+def bug_rows(corpus_root, unreadable: list | None = None) -> list[BugRow]:
+    """One row per cause (clusters of readable entries); `unreadable` (when given) gets a CorpusError for each
+    entry dir that could not be read. KnownIssuesError when the corpus's known_issues.json is malformed."""
     from fuzz.findings.clusters import clusters
     from fuzz.findings.corpus import Corpus
     from fuzz.findings.replay import _known_issues
@@ -207,6 +209,8 @@ def bug_rows(corpus_root) -> list[BugRow]:
                            repro_lines=short.get("lines"), repro_checked=checked,
                            report=str(report) if report.is_file() else "", hits=sum(x.hits for x in c.entries),
                            checked_on=ran_text, variants=[x.key for x in c.entries if x is not e]))
+    if unreadable is not None:
+        unreadable.extend(corpus.errors)
     return sorted(rows, key=lambda r: (ORDER.index(r.status), r.device, r.outcome, r.key))
 
 

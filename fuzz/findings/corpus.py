@@ -43,7 +43,6 @@ from __future__ import annotations
 import errno
 import fcntl
 import functools
-import json
 import os
 import platform
 import shutil
@@ -60,6 +59,8 @@ from fuzz.files import dumps as _dumps
 from fuzz.files import fsync_dir as _fsync_dir  # a module name: tests make it fail
 from fuzz.files import write_atomic as _write_atomic
 from fuzz.files import write_synced as _write
+from fuzz.findings.corpus_files import (CorpusFileError, OutsideCorpus, entry_inside, inside, is_entry_dir, read,
+                                        read_program_json)
 from fuzz.program.ir import Program, ProgramError
 from fuzz.program.loading import load_program
 from fuzz.findings.signature import Signature, signature
@@ -197,15 +198,16 @@ class Corpus:
         """The entry that holds provisional or entry key `key` now: its own
         directory, else the one the index names; None when there is none."""
         d = self.path_of(key)
-        if d.is_dir():
+        if is_entry_dir(d):
             return d
-        target = self.index().get(key)
-        if target and self.path_of(target).is_dir():
+        target = self.index().get(key)  # an entry key by the index's schema, never a path
+        if target and is_entry_dir(self.path_of(target)):
             return self.path_of(target)
         return None
 
     def index(self) -> dict:
-        """provisional key -> entry key (.index.json; {} when absent or unreadable)."""
+        """provisional key -> entry key (.index.json; {} when absent). CorpusError when it is not an index
+        (never rewritten then: the keys it holds would be lost)."""
         path = self.root / INDEX
         try:
             stat = path.stat()
@@ -214,10 +216,9 @@ class Corpus:
         if self._index_cache and self._index_cache[0] == (stat.st_mtime_ns, stat.st_size):
             return self._index_cache[1]
         try:
-            keys = json.loads(path.read_text(encoding="utf-8")).get("keys", {})
-        except (OSError, ValueError, AttributeError):
-            return {}
-        keys = keys if isinstance(keys, dict) else {}
+            keys = read(path)["keys"]
+        except CorpusFileError as e:
+            raise CorpusError(path, str(e).removeprefix(f"{path}: ") + "; fix or remove it") from None
         self._index_cache = ((stat.st_mtime_ns, stat.st_size), keys)
         return keys
 
@@ -225,10 +226,9 @@ class Corpus:
     def origin(entry_dir) -> str | None:
         """The campaign state dir that made the entry (meta.json "origin"), if it says."""
         try:
-            meta = json.loads((Path(entry_dir) / "meta.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            return read(Path(entry_dir) / "meta.json").get("origin")
+        except CorpusFileError:
             return None
-        return meta.get("origin") if isinstance(meta, dict) else None
 
     def _update_index(self, updates: dict) -> None:
         """Point each key of `updates` at its entry key (and whatever pointed at
@@ -253,6 +253,8 @@ class Corpus:
         if held is not None:
             return self._hit(held, signature.key), False
         entry = self.path_of(signature.key)
+        if os.path.islink(entry):
+            raise OutsideCorpus(f"{entry}: is a symlink; a corpus entry is a real directory, nothing is written there")
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{signature.key}-", dir=self.root))
         try:
             os.chmod(tmp, 0o755)  # mkdtemp makes it 0700; the entry is for everyone to read
@@ -295,12 +297,10 @@ class Corpus:
                         raise FileNotFoundError(entry)
                     now = _now()
                     try:
-                        meta = json.loads((entry / "meta.json").read_text())
-                        if not isinstance(meta, dict) or not isinstance(meta.get("hits"), int):
-                            raise ValueError("not an object with an int 'hits'")
-                    except (OSError, ValueError) as e:
+                        meta = read(entry / "meta.json")
+                    except CorpusFileError as e:
                         # never rewritten: a fresh meta.json would lose its hits, variants, shrink and origin
-                        why = " ".join(str(getattr(e, "strerror", None) or e).split())
+                        why = " ".join(str(e).removeprefix(f"{entry / 'meta.json'}: ").split())
                         self.uncounted[entry] = CorpusError(entry, f"meta.json is unreadable ({why}): hits on it "
                                                             "are not counted and it is left as it is; fix it")
                         return entry
@@ -448,8 +448,8 @@ class Corpus:
             meta["shrink"] = src.meta.get("shrink")
             if meta["shrink"] is None:
                 del meta["shrink"]
-        program = load_program(json.loads((d / "program.json").read_text(encoding="utf-8")))
-        verdict = Verdict.from_dict(json.loads((d / "verdict.json").read_text(encoding="utf-8")))
+        program = load_program(read_program_json(d / "program.json"))
+        verdict = Verdict.from_dict(read(d / "verdict.json"))
         meta["seen_with"] = _seen_with(d, program)
         scripts, updates, _ = settled_scripts(program, verdict, dst.signature, meta)
         _store_scripts(d, scripts)
@@ -491,6 +491,8 @@ class Corpus:
 
     def load(self, entry_dir) -> Entry:
         d = Path(entry_dir)
+        if os.path.islink(d):
+            raise CorpusError(d, "is a symlink; a corpus entry is a real directory inside its corpus")
         if not d.is_dir():
             raise CorpusError(d, "not a corpus entry directory")
         missing = [f for f in FILES if not (d / f).is_file()]
@@ -498,31 +500,22 @@ class Corpus:
             raise CorpusError(d, f"not a corpus entry (it has none of {', '.join(FILES)})")
         if missing:
             raise CorpusError(d, f"missing {', '.join(missing)}")
-        data = {}
-        for name in FILES[:-1]:
-            try:
-                data[name] = json.loads((d / name).read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-                raise CorpusError(d, f"{name}: not valid JSON ({e})") from None
-            if not isinstance(data[name], dict):
-                raise CorpusError(d, f"{name}: must be a JSON object")
+        try:  # each file against its schema (fuzz/findings/corpus_files.json): one line naming the field
+            data = {name: read(d / name) for name in FILES[:-1] if name != "program.json"}
+            program_json = read_program_json(d / "program.json")
+        except CorpusFileError as e:
+            raise CorpusError(d, str(e).removeprefix(f"{d}/")) from None
         sig = _load_signature(d, data["signature.json"])
         try:
-            program = load_program(data["program.json"])
+            program = load_program(program_json)
         except ProgramError as e:
             raise CorpusError(d, f"program.json: {e}") from None
-        try:
-            verdict = Verdict.from_dict(data["verdict.json"])
-        except (KeyError, TypeError, ValueError) as e:
-            raise CorpusError(d, f"verdict.json: {type(e).__name__}: {e}") from None
+        verdict = Verdict.from_dict(data["verdict.json"])
         meta = data["meta.json"]
-        hits = meta.get("hits")
-        if not isinstance(hits, int) or isinstance(hits, bool) or hits < 1:
-            raise CorpusError(d, f"meta.json: hits must be a positive int, got {hits!r}")
         for k in ("first_seen", "last_seen"):
             try:
                 datetime.fromisoformat(meta[k])
-            except (KeyError, TypeError, ValueError):
+            except ValueError:
                 raise CorpusError(d, f"meta.json: {k} must be an ISO time, got {meta.get(k)!r}") from None
         return Entry(path=d, signature=sig, program=program, verdict=verdict, env=data["env.json"], meta=meta)
 
@@ -537,8 +530,12 @@ def _store_scripts(d: Path, scripts: dict) -> None:
 @contextmanager
 def _locked(entry: Path, name: str = _LOCK):
     """An exclusive flock on entry/.lock: every read-modify-write of an entry's
-    files (root/.index.lock: of the index)."""
-    with open(entry / name, "a") as lock:
+    files (root/.index.lock: of the index). Every write into an existing entry
+    holds it, so here the entry is checked to be a real directory inside its
+    corpus (OutsideCorpus otherwise) and a symlinked lock file is never followed."""
+    entry_inside(entry) if name == _LOCK else inside(entry, entry / name)
+    fd = os.open(entry / name, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
@@ -547,8 +544,6 @@ def _locked(entry: Path, name: str = _LOCK):
 
 
 def _load_signature(d: Path, s: dict) -> Signature:
-    if not isinstance(s.get("key"), str) or not isinstance(s.get("text"), str):
-        raise CorpusError(d, "signature.json: needs string fields 'key' and 'text'")
     sig = Signature.from_dict(s)
     if sig.key != d.name:
         raise CorpusError(d, f"signature.json: key {sig.key!r} does not match the directory name")

@@ -15,19 +15,29 @@ a rule needs at least one of signature, message, ops, outcome or outcomes. A rul
 URL, a note and a status, so a campaign counts a matching finding as known
 (by rule) and writes no entry for it, and a replay can notice when a bug
 marked fixed comes back. `checked` records when upstream was last searched.
+
+The file is read by the corpus-file loader (fuzz/findings/corpus_files.py:
+its schema, size cap, no duplicate keys); every command refuses a malformed
+one with one line. Regexes run in the `regex` package with a time budget per
+match (MATCH_SECONDS): a pattern that backtracks catastrophically on a
+message counts as no match, with a warning on stderr naming the rule, never
+a hang.
 """
 
 from __future__ import annotations
 
-import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fuzz.findings.signature import Signature, innermost_frame
 from fuzz.judge.verdict import Verdict
 
+import regex
+
 STATUSES = ("open", "fixed", "closed", "wontfix")
+MATCH_SECONDS = 0.25  # per regex search; the regex module notices it within about a second
 _FIELDS = {"signature", "message", "exc_type", "frame", "outcome", "ops", "setting", "device", "url", "note", "status",
            "checked", "outcomes", "escapes", "operand_dtypes"}
 
@@ -54,8 +64,8 @@ class Rule:
     outcomes: tuple = ()  # any of these outcomes
     escapes: tuple = ()  # op names: a result of each is returned or written in place
     operand_dtypes: tuple = ()  # ((op, (dtype, ...)), ...): each op's first operand has one of its dtypes
-    _message: re.Pattern | None = field(default=None, repr=False, compare=False)
-    _frame: re.Pattern | None = field(default=None, repr=False, compare=False)
+    _message: regex.Pattern | None = field(default=None, repr=False, compare=False)
+    _frame: regex.Pattern | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -76,14 +86,25 @@ class Rule:
             return False
         if self.outcomes and verdict.outcome.value not in self.outcomes:
             return False
-        if self._message and not self._message.search(verdict.message or ""):
+        if self._message and not self._search("message", self._message, verdict.message or ""):
             return False
         if self.exc_type and not (verdict.exc_type == self.exc_type
                                   or verdict.exc_type.endswith("." + self.exc_type)):
             return False
-        if self._frame and not self._frame.search(innermost_frame(verdict.frames)):
+        if self._frame and not self._search("frame", self._frame, innermost_frame(verdict.frames)):
             return False
         return True
+
+    def _search(self, what: str, pattern, text: str) -> bool:
+        """pattern.search(text) within MATCH_SECONDS; a search that runs out counts as no match (warned once)."""
+        try:
+            return pattern.search(text, timeout=MATCH_SECONDS) is not None
+        except TimeoutError:
+            if (self.index, what) not in _WARNED:
+                _WARNED.add((self.index, what))
+                print(f"shapefuzz: warning: known-issues rule {self.index}: its {what!r} regex ran over "
+                      f"{MATCH_SECONDS} s on a finding's text and counts as no match; simplify it", file=sys.stderr)
+            return False
 
     def _fits(self, program) -> bool:
         """The program predicates: ops held, the setting, the device type."""
@@ -99,6 +120,9 @@ class Rule:
         if not all(operand_dtypes(program, op) & set(dts) for op, dts in self.operand_dtypes):
             return False
         return not self.setting or _setting_of(program, self.setting.split("=", 1)[0]) == self.setting.split("=", 1)[1]
+
+
+_WARNED: set = set()  # (rule index, field) whose regex ran out of time, warned about once per process
 
 
 def _setting_of(program, name: str) -> str | None:
@@ -156,8 +180,8 @@ def _rule(i: int, d) -> Rule:
     for k in ("message", "frame"):
         if d.get(k):
             try:
-                compiled[k] = re.compile(d[k])
-            except re.error as e:
+                compiled[k] = regex.compile(d[k])
+            except (regex.error, ValueError, OverflowError) as e:
                 raise bad(f"{k!r} is not a valid regex: {e}") from None
     url = d.get("url", "")
     if url and not re.match(r"https?://", url):
@@ -180,19 +204,24 @@ class KnownIssues:
 
     @staticmethod
     def load(path="corpus/known_issues.json") -> "KnownIssues":
+        from fuzz.datafile import DataFileError, read_json
+        from fuzz.findings.corpus_files import KINDS, violation
+
         path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as e:
-            raise KnownIssuesError(f"{path}: cannot read: {e.strerror or e}") from None
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise KnownIssuesError(f"{path}: not valid JSON: {e}") from None
+        try:  # size-capped, no duplicate keys, never through a symlink
+            data = read_json(path, KINDS["known_issues.json"][1], follow_symlinks=False)
+        except DataFileError as e:
+            raise KnownIssuesError(str(e)) from None
         if not isinstance(data, list):
             raise KnownIssuesError(f"{path}: must be a JSON list of rules, got {type(data).__name__}")
         try:
-            return KnownIssues([_rule(i, d) for i, d in enumerate(data)])
+            rules = [_rule(i, d) for i, d in enumerate(data)]
         except ValueError as e:
             raise KnownIssuesError(f"{path}: {e}") from None
+        why = violation(data, "known_issues.json")  # the caps on counts and lengths (corpus_files.json)
+        if why:
+            raise KnownIssuesError(f"{path}: " + re.sub(r"^\[([0-9]+)\]\.?", r"rule \1: ", why))
+        return KnownIssues(rules)
 
     def match(self, signature: Signature | None, verdict: Verdict | None, program=None) -> Rule | None:
         """The first rule that matches the finding (of `program`, for rules that name one), or None."""

@@ -43,6 +43,7 @@ Exit status of `shapefuzz replay` (for CI):
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -94,15 +95,14 @@ class ReplayRow:
 # -- one entry ----------------------------------------------------------------------
 
 def _known_issues(root: Path):
+    """The corpus's known-issues rules (None when it has none); KnownIssuesError when the file is malformed:
+    every command refuses it alike, as `run` does, rather than showing every known bug as new."""
     path = root / "known_issues.json"
-    if not path.is_file():
+    if not os.path.lexists(path):
         return None
-    from fuzz.findings.known import KnownIssues, KnownIssuesError
+    from fuzz.findings.known import KnownIssues
 
-    try:
-        return KnownIssues.load(path)
-    except KnownIssuesError:
-        return None
+    return KnownIssues.load(path)
 
 
 def replay_entry(entry_dir, *, timeout: float = 600.0, python: str | None = None, cache_dir: str | None = None,

@@ -16,7 +16,6 @@ program (replay, sanitize, the standalone checks, triage, versions, traces).
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 from fuzz.findings.signature import Signature
@@ -123,10 +122,12 @@ def entry_repro_device(entry_dir, program) -> str | None:
 def _seen_with(d: Path, program) -> dict:
     """The dtypes, ops and devices of every program an entry holds (its
     representative and each variant as found): the variants one bug was seen with."""
+    from fuzz.findings.corpus_files import read_program_json
+
     programs = [program]
     for path in sorted((d / "variants").glob("*/program.json")):
-        try:
-            programs.append(load_program(json.loads(path.read_text(encoding="utf-8"))))
+        try:  # size-capped, never through a symlink (CorpusFileError is a ValueError)
+            programs.append(load_program(read_program_json(path)))
         except (OSError, ValueError):
             continue
     dtypes, ops, devices = set(), set(), set()

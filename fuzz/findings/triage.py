@@ -418,12 +418,14 @@ def ablation_document(rows: list[AblationRow], program: Program, signature_key: 
 # -- corpus entries -------------------------------------------------------------
 
 def load_ablation(entry_dir) -> dict | None:
-    """The entry's ablation.json, or None when it has none or it is unreadable."""
+    """The entry's ablation.json, or None when it has none or it is not one (corpus_files.py's schema)."""
+    from fuzz.findings.corpus_files import CorpusFileError, read
+
     try:
-        d = json.loads((Path(entry_dir) / "ablation.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        d = read(Path(entry_dir) / "ablation.json")
+    except CorpusFileError:
         return None
-    return d if isinstance(d, dict) and isinstance(d.get("rows"), list) else None
+    return d if isinstance(d.get("rows"), list) else None
 
 
 def triage_entry(entry_dir, *, evaluate: Evaluate | None = None, isolate: bool | None = None,
@@ -450,4 +452,6 @@ def triage_entry(entry_dir, *, evaluate: Evaluate | None = None, isolate: bool |
 
 def write_ablation(entry_dir, doc: dict) -> None:
     """ablation.json of an entry (also where a triage computed elsewhere lands: fuzz/campaign/ray_followup.py)."""
-    write_atomic(Path(entry_dir) / "ablation.json", json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    from fuzz.findings.corpus_files import entry_inside
+
+    write_atomic(entry_inside(entry_dir) / "ablation.json", json.dumps(doc, indent=2, sort_keys=True) + "\n")

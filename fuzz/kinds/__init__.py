@@ -13,7 +13,6 @@ and nothing above it). Imports no torch.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +39,13 @@ def kind_of(p: Any) -> ProgramKind:
 def kind_of_file(path) -> ProgramKind | None:
     """The kind of a case file or corpus entry directory; None when it cannot
     be read (the command's own loading reports why)."""
+    from fuzz.datafile import DataFileError, read_json
+    from fuzz.program.schema import MAX_PROGRAM_BYTES
+
     path = Path(path)
-    try:
-        d = json.loads((path / "program.json" if path.is_dir() else path).read_text())
-    except (OSError, ValueError):
+    try:  # size-capped before it is parsed: a huge file is refused by the command's own loading
+        d = read_json(path / "program.json" if path.is_dir() else path, MAX_PROGRAM_BYTES)
+    except DataFileError:
         return None
     d = unwrap_case(d)
     return kind_of(d) if isinstance(d, dict) else None
@@ -62,7 +64,8 @@ def render_report(entry) -> str:
 def report_entry(entry_dir) -> str:
     """Render the entry's report and write it as report.md (atomically); returns it."""
     from fuzz.files import write_atomic
+    from fuzz.findings.corpus_files import entry_inside
 
     text = render_report(entry_dir)
-    write_atomic(Path(entry_dir) / "report.md", text)
+    write_atomic(entry_inside(entry_dir) / "report.md", text)
     return text

@@ -80,10 +80,12 @@ class JsonForm:
 
     @classmethod
     def from_json(cls, text: str):
+        from fuzz.datafile import DataFileError, loads
+
         try:
-            d = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ProgramError(f"not valid JSON: {e}") from None
+            d = loads(text)  # duplicate keys refused
+        except DataFileError as e:
+            raise ProgramError(str(e)) from None
         return cls.from_dict(d)
 
 

@@ -48,15 +48,50 @@ def bad_name(name: str) -> str | None:
     return None
 
 
+# JSON values (numbers, strings, lists, objects) one program may hold: the largest programs shapefuzz writes hold
+# a few thousand; a file of millions of numbers, each within the schema's limits, would take minutes to check.
+MAX_PROGRAM_VALUES = 100_000
+# Bytes of a program file, read before it is parsed (the corpus's largest program.json is 15 KB).
+MAX_PROGRAM_BYTES = 2_000_000
+
+
 def violation(doc, definition: str) -> str | None:
     """One line naming the first field of `doc` that the schema's `definition`
     ("compiled_program", "step_program", ...) refuses, and why; None if it fits."""
     root = schema()
-    err = _check(doc, root["$defs"][definition], root, "")
+    return check(doc, root["$defs"][definition], root, "the program", MAX_PROGRAM_VALUES)
+
+
+def check(doc, s: dict, root: dict, whole: str, max_values: int | None = None, max_depth: int = 64) -> str | None:
+    """One line naming the first field of `doc` that schema `s` (with `root` holding its $defs) refuses, and
+    why ("`whole`: ..." when it is the document itself); None if it fits. Checked first: at most max_values
+    JSON values (the checker's time grows with them) nested at most max_depth deep."""
+    n, depth = count_values(doc, max_values if max_values is not None else 1 << 62, max_depth)
+    if depth > max_depth:
+        return f"{whole}: nested more than {max_depth} deep (the limit for this kind of file)"
+    if max_values is not None and n > max_values:
+        return f"{whole}: holds more than {max_values} JSON values (the limit for this kind of file)"
+    err = _check(doc, s, root, "")
     if err is None:
         return None
     where, why = err
-    return f"{where or 'the program'}: {why}"[:400]
+    return f"{where or whole}: {_text(why)}"[:400]
+
+
+def count_values(doc, stop: int, max_depth: int = 1 << 30) -> tuple[int, int]:
+    """(JSON values in doc, itself included; its nesting depth), counting no further than stop + 1 values
+    or max_depth + 1 levels."""
+    n, deepest, stack = 0, 0, [(doc, 0)]
+    while stack and n <= stop and deepest <= max_depth:
+        v, depth = stack.pop()
+        n += 1
+        deepest = max(deepest, depth)
+        if isinstance(v, dict):
+            stack.extend((x, depth + 1) for x in v.values())
+            n += len(v)  # the keys
+        elif isinstance(v, list):
+            stack.extend((x, depth + 1) for x in v)
+    return n, deepest
 
 
 _TYPES = {
@@ -70,9 +105,12 @@ _TYPES = {
 }
 
 
+_KINDS = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object",
+          type(None): "null"}
+
+
 def _kind(v) -> str:
-    return next(t for t in ("boolean", "integer", "number", "string", "array", "object", "null") if _TYPES[t](v)) \
-        if any(f(v) for f in _TYPES.values()) else type(v).__name__
+    return _KINDS.get(type(v)) or type(v).__name__
 
 
 def _short(v) -> str:
@@ -85,21 +123,24 @@ def _check(v, s: dict, root: dict, at: str):
     if "$ref" in s:
         return _check(v, root["$defs"][s["$ref"].rsplit("/", 1)[1]], root, at)
     if "anyOf" in s:
-        errs = [_check(v, sub, root, at) for sub in s["anyOf"]]
-        if not all(errs):
-            return None
+        errs = []
+        for sub in s["anyOf"]:  # stops at the first branch that fits
+            err = _check(v, sub, root, at)
+            if err is None:
+                return None
+            errs.append(err)
         deepest = max(errs, key=lambda e: len(e[0]))
         if deepest[0] == at and s.get("description"):  # no branch got further than v itself
-            return at, f"must be {s['description']}; got {_kind(v)} {_short(v)}"
+            return at, lambda: f"must be {s['description']}; got {_kind(v)} {_short(v)}"
         return deepest
     if "const" in s and not _same(v, s["const"]):
-        return at, f"must be {json.dumps(s['const'])}, got {_short(v)}"
+        return at, lambda: f"must be {json.dumps(s['const'])}, got {_short(v)}"
     if "enum" in s and not any(_same(v, e) for e in s["enum"]):
-        return at, f"must be one of {', '.join(json.dumps(e) for e in s['enum'])}; got {_short(v)}"
+        return at, lambda: f"must be one of {', '.join(json.dumps(e) for e in s['enum'])}; got {_short(v)}"
     if "type" in s:
         types = s["type"] if isinstance(s["type"], list) else [s["type"]]
         if not any(_TYPES[t](v) for t in types):
-            return at, f"must be {' or '.join(types)}, got {_kind(v)} {_short(v)}"
+            return at, lambda: f"must be {' or '.join(types)}, got {_kind(v)} {_short(v)}"
     if isinstance(v, bool):
         return None
     if isinstance(v, (int, float)):
@@ -113,7 +154,7 @@ def _check(v, s: dict, root: dict, at: str):
         if "maxLength" in s and len(v) > s["maxLength"]:
             return at, f"must be at most {s['maxLength']} characters long"
         if "pattern" in s and not re.search(s["pattern"], v):
-            return at, f"{_short(v)} is not {s.get('description') or 'of the form ' + s['pattern']}"
+            return at, lambda: f"{_short(v)} is not {s.get('description') or 'of the form ' + s['pattern']}"
     if isinstance(v, list):
         if len(v) < s.get("minItems", 0):
             return at, f"needs at least {s['minItems']} item{'s' * (s['minItems'] > 1)}, got {len(v)}"
@@ -142,7 +183,7 @@ def _check_object(v: dict, s: dict, root: dict, at: str):
         if "propertyNames" in s:
             err = _check(key, s["propertyNames"], root, where)
             if err:
-                return where, f"is not an allowed key ({err[1]})"
+                return where, f"is not an allowed key ({_text(err[1])})"
         if key in props:
             err = _check(x, props[key], root, where)
         elif s.get("additionalProperties") is False:
@@ -154,6 +195,11 @@ def _check_object(v: dict, s: dict, root: dict, at: str):
         if err:
             return err
     return None
+
+
+def _text(why) -> str:
+    """A violation's reason: text, or a function making it (only the one reported is made)."""
+    return why() if callable(why) else why
 
 
 def _plain(key: str) -> bool:

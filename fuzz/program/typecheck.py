@@ -6,6 +6,10 @@ elements at every call)."""
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
+from pathlib import Path
+
 from fuzz.program import dtypes as D
 from fuzz.program.ir import DYNAMIC_FLAGS, LAYOUTS, MARKS, VIEWS, Program, ProgramError, TensorInput, limit_error
 from fuzz.program.layouts import LAYOUT_TABLE, view_shape, window_fits
@@ -116,22 +120,27 @@ def typecheck(p: Program) -> dict[str, ValueInfo]:
         if not spec.runs_on(p.device_type()):
             raise ProgramError(f"ops[{i}] {call.op}: eager runs it on {', '.join(spec.devices)} only, "
                                f"not {p.device_type()}")
+        params = ReadParams(call.params)
         try:
-            reason = spec.check(args, call.params)
+            reason = spec.check(args, params)
             if reason is None and any(not spec.fits(args[:i], args[i]) for i in range(1, spec.arity)):
                 reason = "operands do not fit together"
         except ProgramError:
             raise
         except Exception as e:  # noqa: BLE001 - a hand-written case: any bad param is bad input
-            reason = f"malformed params ({type(e).__name__}: {e})"
+            reason = params.why(e)
         if reason:
+            _unknown_param(i, call, params)  # a misspelt param is named, not what its absence broke
             raise ProgramError(f"ops[{i}] {call.op}: {reason}")
         if not call.out.isidentifier() or call.out in env:
             raise ProgramError(f"ops[{i}]: output name {call.out!r} is not a fresh identifier")
         try:
-            env[call.out] = spec.infer(args, call.params, call.out)
+            env[call.out] = spec.infer(args, params, call.out)
+            spec.render(list(call.args), params, args)  # the params code generation reads count as taken
         except Exception as e:  # noqa: BLE001
-            raise ProgramError(f"ops[{i}] {call.op}: malformed params ({type(e).__name__}: {e})") from None
+            _unknown_param(i, call, params)
+            raise ProgramError(f"ops[{i}] {call.op}: {params.why(e)}") from None
+        _unknown_param(i, call, params)
         _check_limits(f"ops[{i}] {call.op}: its result", env[call.out])
     if not p.outputs:
         raise ProgramError("a program needs at least one output")
@@ -141,3 +150,50 @@ def typecheck(p: Program) -> dict[str, ValueInfo]:
     if p.calls < 1:
         raise ProgramError("the size schedule is empty")
     return env
+
+
+def _unknown_param(i: int, call, params: "ReadParams") -> None:
+    """ProgramError for a param the op does not take: not in op_params.json, and not read by its code."""
+    takes = op_params().get(call.op, ())
+    unknown = [k for k in call.params if k not in takes and k not in params.read]
+    if unknown:
+        raise ProgramError(f"ops[{i}] {call.op}: unknown param {unknown[0]!r} (it takes "
+                           f"{', '.join(takes) or 'no params'})")
+
+
+@lru_cache(maxsize=1)
+def op_params() -> dict:
+    """op name -> the param names it takes (op_params.json beside this module)."""
+    with open(Path(__file__).with_name("op_params.json"), encoding="utf-8") as f:
+        return {k: tuple(v) for k, v in json.load(f)["ops"].items()}
+
+
+class ReadParams(dict):
+    """An op's params that note which keys the op's check, infer and render
+    ask for by name (iterating them, as a format(**params) does, asks for none):
+    a key neither op_params.json lists nor they ask for is a param the op does
+    not take (a typo, a hand edit), refused on load rather than ignored; a key
+    they ask for that is missing is named as such."""
+
+    def __init__(self, params: dict):
+        super().__init__(params)
+        self.read: set = set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key):
+        self.read.add(key)
+        return super().__contains__(key)
+
+    def why(self, e: Exception) -> str:
+        """What a param error raised by the op's own code means."""
+        if isinstance(e, KeyError) and e.args and isinstance(e.args[0], str) and e.args[0] in self.read \
+                and not super().__contains__(e.args[0]):
+            return f"missing param {e.args[0]!r}"
+        return f"malformed params ({type(e).__name__}: {e})"
