@@ -112,9 +112,11 @@ def repro_device(program, ablation: dict | None) -> str | None:
 
 def entry_repro_device(entry_dir, program) -> str | None:
     """`repro_device` of an entry, read from its ablation.json (None without a readable one)."""
+    from fuzz.findings.corpus_files import CorpusFileError, read  # the capped loader: ablation.json is data
+
     try:
-        doc = json.loads((Path(entry_dir) / "ablation.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = read(Path(entry_dir) / "ablation.json")
+    except CorpusFileError:
         return None
     return repro_device(program, doc) if isinstance(doc, dict) else None
 
