@@ -187,6 +187,7 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
         eager_inputs = expected = eager_error = None
         try:
             eager_inputs = make_inputs(call)
+            torch.manual_seed(call)  # random ops draw the same numbers eagerly and compiled (fallback_random)
             expected = program(*eager_inputs)
         except Exception as e:  # any eager error is data
             eager_error = e
@@ -197,6 +198,7 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
         reasons_before = len(_guard_failures()) if dynamic_dims else 0
         t = time.perf_counter()
         try:
+            torch.manual_seed(call)
             actual = compiled(*inputs)
             if torch.device(device).type == "cuda":
                 torch.cuda.synchronize()  # a kernel's asynchronous error surfaces as this call's
@@ -223,14 +225,19 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
         if bad_outputs or bad_inputs:
             try:
                 ref64_inputs = make_inputs(call, fp64=True)
+                torch.manual_seed(call)
                 ref64 = program(*ref64_inputs)
             except Exception:  # no reference: the plain tolerance decides
                 ref64_inputs = ref64 = None
             bad_outputs = compare_outputs(actual, expected, ref64)
             bad_inputs = compare_outputs(inputs, eager_inputs, ref64_inputs)
         if index_outputs and any(i in index_outputs for i, _, _ in bad_outputs):
-            bad_outputs = _untied(bad_outputs, index_outputs, index_sources(*make_inputs(call)), actual, expected,
-                                  indices_agree)
+            try:
+                torch.manual_seed(call)
+                sources = index_sources(*make_inputs(call))
+            except Exception:  # nothing to excuse ties with: the mismatch stands
+                sources = {}
+            bad_outputs = _untied(bad_outputs, index_outputs, sources, actual, expected, indices_agree)
         if bad_outputs or bad_inputs:
             result.update(here, status=MISMATCH, bad_outputs=bad_outputs, bad_inputs=bad_inputs)
             return result
