@@ -42,25 +42,33 @@ def passthrough(gm, example_inputs):
     return gm.forward
 
 
-def _one_ulp(t):
-    """t with every floating element one ulp off, up and down by turns along its storage (a compiler's
-    rounding has no bias to one side), in t's exact layout (strides, offset, overlap): the whole storage
-    moves, so a view stays the view it was."""
+def _one_ulp(t, inputs):
+    """t with its inexact values one ulp off, up and down by turns along its storage (a compiler's rounding
+    has no bias to one side), in t's exact layout (strides, offset, overlap): the whole storage moves, so a
+    view stays the view it was. What a correct compiler returns exactly stays: a view of an input (its very
+    memory), zeros, integers, infinities and NaN."""
     if not (isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel()):
+        return t
+    if any(t.untyped_storage().data_ptr() == _storage(x) for x in inputs if x.numel()):
         return t
     flat = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.detach().untyped_storage())
     up = torch.arange(flat.numel(), device=t.device) % 2 == 0
     moved = torch.nextafter(flat, torch.where(up, float("inf"), float("-inf")).to(t.dtype))
+    moved = torch.where(torch.isfinite(flat) & (flat != flat.round()), moved, flat)
     moved = moved.as_strided(t.shape, t.stride(), t.storage_offset())
-    return t + (moved - t).detach() if t.requires_grad else moved  # the gradient still flows through t
+    if not t.requires_grad:
+        return moved
+    return t + torch.where(moved == t, 0.0, moved - t).detach()  # the gradient still flows through t; inf - inf is nan
 
 
 def one_ulp(gm, example_inputs):
-    """Correct up to rounding: every floating output comes back one ulp off (as a compiler that rounds
-    differently may), layout kept. The oracle must flag nothing of it (issue 39's bar)."""
+    """Correct up to rounding: every inexact floating output comes back one ulp off (as a compiler that
+    rounds differently may), layout kept. The oracle must flag nothing of it (issue 39's bar)."""
     def run(*args):
-        out = gm(*args)
-        return type(out)(_one_ulp(t) for t in out) if isinstance(out, (tuple, list)) else _one_ulp(out)
+        out, inputs = gm(*args), _tensors(args)
+        if isinstance(out, (tuple, list)):
+            return type(out)(_one_ulp(t, inputs) for t in out)
+        return _one_ulp(out, inputs)
     return run
 
 
