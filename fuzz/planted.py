@@ -1,7 +1,8 @@
 """Deliberately wrong torch.compile backends, to test that the oracle and the
 campaign catch real classes of compiler bugs. Use them as `--backend
 fuzz.planted:NAME`. Each wraps the FX graph and runs it eagerly, then breaks
-one thing under a stated condition; `passthrough` breaks nothing.
+one thing under a stated condition; `passthrough` breaks nothing, `one_ulp`
+only rounds.
 """
 
 from __future__ import annotations
@@ -39,6 +40,36 @@ def _has_pad(gm) -> bool:
 def passthrough(gm, example_inputs):
     """Correct: runs the graph as is."""
     return gm.forward
+
+
+def _one_ulp(t, inputs):
+    """t with its inexact values one ulp off, up and down by turns along its storage (a compiler's rounding
+    has no bias to one side), in t's exact layout (strides, offset, overlap): the whole storage moves, so a
+    view stays the view it was. What a correct compiler returns exactly stays: a view of an input (its very
+    memory), zeros, integers, infinities and NaN."""
+    if not (isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel()):
+        return t
+    if any(t.untyped_storage().data_ptr() == _storage(x) for x in inputs if x.numel()):
+        return t
+    flat = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.detach().untyped_storage())
+    up = torch.arange(flat.numel(), device=t.device) % 2 == 0
+    moved = torch.nextafter(flat, torch.where(up, float("inf"), float("-inf")).to(t.dtype))
+    moved = torch.where(torch.isfinite(flat) & (flat != flat.round()), moved, flat)
+    moved = moved.as_strided(t.shape, t.stride(), t.storage_offset())
+    if not t.requires_grad:
+        return moved
+    return t + torch.where(moved == t, 0.0, moved - t).detach()  # the gradient still flows through t; inf - inf is nan
+
+
+def one_ulp(gm, example_inputs):
+    """Correct up to rounding: every inexact floating output comes back one ulp off (as a compiler that
+    rounds differently may), layout kept. The oracle must flag nothing of it (issue 39's bar)."""
+    def run(*args):
+        out, inputs = gm(*args), _tensors(args)
+        if isinstance(out, (tuple, list)):
+            return type(out)(_one_ulp(t, inputs) for t in out)
+        return _one_ulp(out, inputs)
+    return run
 
 
 def corrupt_large(gm, example_inputs):

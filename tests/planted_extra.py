@@ -105,4 +105,37 @@ def slow_first_compile(gm, example_inputs):
     if marker and not os.path.exists(marker):
         open(marker, "w").close()
         time.sleep(3600)
+
+
+def wrong_when_dynamic(gm, example_inputs):
+    """A wrong output element from every graph compiled with a symbolic size:
+    with a schedule whose first call specialises a derived size (s0 // 2 == 1),
+    only the graph of the recompile that follows is wrong (tests/test_by_design.py:
+    the size-oblivious re-judge must not hide it)."""
+    import torch
+
+    def symbolic(v):
+        return isinstance(v, torch.SymInt) or isinstance(v, torch.Tensor) and any(
+            isinstance(n, torch.SymInt) for n in v.shape)
+
+    if not any(n.op == "placeholder" and symbolic(n.meta.get("example_value")) for n in gm.graph.nodes):
+        return gm.forward
+
+    def run(*args):
+        return planted._corrupt_first(gm(*args))
+    return run
+
+
+def data_dependent_error(gm, example_inputs):
+    """Raises GuardOnDataDependentSymNode at compile time for graphs that keep
+    a data-dependent op, with fullgraph or without (tests/test_by_design.py: a
+    compiled-only data-dependent error that the fullgraph=False re-judge must
+    not hide)."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    if planted._targets(gm) & planted._DATA:
+        import sympy
+
+        raise GuardOnDataDependentSymNode(sympy.Symbol("u0"),
+                                          "Could not guard on data-dependent expression Eq(u0, 1) (planted)")
     return gm.forward

@@ -25,7 +25,9 @@ anything the key names are different bugs. Two classes are keyed by what
 went wrong rather than by the program around it: a stride mismatch by how
 the strides differ (padded, dim order, denser than eager's view) and the op
 families, and a finding of a program with a data-dependent op by those ops.
-An exception whose message says what went wrong is keyed by that message,
+A stride mismatch of an output whose strides hold unbacked symbols is one
+tracked class, one key as found and once shrunk: Inductor gives up exact
+stride matching there on purpose. An exception whose message says what went wrong is keyed by that message,
 its type and innermost frame and the device, as found: two shrinks of one
 such bug may keep different ops. Dtype names in messages are masked like
 numbers: one refusal of int8, int16 and uint8 is one bug.
@@ -295,9 +297,24 @@ def upstream_buckets(text: str) -> list:
     return [" | ".join([Outcome.DIVERGENCE.value] + parts[1:])]
 
 
+def unbacked_strides(verdict: Verdict) -> bool:
+    """A stride mismatch of an output whose strides hold unbacked symbols (the
+    runner's numbers["unbacked_strides"]): Inductor gives up exact stride
+    matching there on purpose, so every such mismatch is one tracked class,
+    one key, whatever ops or program showed it."""
+    return verdict.outcome is Outcome.STRIDE and _is_value(verdict) and bool(verdict.numbers.get("unbacked_strides"))
+
+
+def _unbacked_strides_text(program) -> str:
+    device = "-" if program is None else program.device_type()
+    return f"{Outcome.STRIDE.value} | unbacked strides | device: {device}"
+
+
 def signature(verdict: Verdict, program=None) -> Signature:
     """The (provisional) bucket of `verdict`. `program` is needed for value
     outcomes (its op families are part of the bucket); without it they read "*"."""
+    if unbacked_strides(verdict):  # the same text as found and once shrunk: one key
+        return Signature.of_text(_unbacked_strides_text(program))
     if _is_value(verdict):
         device = "-" if program is None else program.device_type()
         return Signature.of_text(f"{_what(verdict)} | families: {_families(program)} | device: {device}")
@@ -314,6 +331,8 @@ def minimal_signature(verdict: Verdict, program) -> Signature:
     A pure function of the program and its verdict: the same minimal program
     always gives the same key. Its text never equals a provisional one
     ("needs:" against "families:", or more fields), so the keys do not clash."""
+    if unbacked_strides(verdict):
+        return Signature.of_text(_unbacked_strides_text(program), minimal=True)
     what = f"{outcome_class(verdict)} | input" if aliases_input(verdict) else _what(verdict)
     if named_by_message(verdict):  # the exception names the bug: not the parts a shrink happened to keep
         return Signature.of_text(f"{what} | device: {program.device_type()}", minimal=True)

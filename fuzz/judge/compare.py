@@ -8,6 +8,9 @@ when it is allclose to eager at the dtype's tolerance, or when its RMS error
 against the float64 reference is at most `multiplier * eager's + tol / 10`.
 Integers and bools must be equal. NaN/+inf/-inf positions must agree with
 eager, unless they agree with the float64 reference cast to the same dtype.
+An output of indices (argmax, argmin, sort's indices) passes when the values
+it picks from its source are those eager's indices pick (`indices_agree`):
+ties may pick any tied index.
 """
 
 import torch
@@ -81,3 +84,30 @@ def compare_outputs(actual, expected, ref64):
         if bad:
             out.append((i, bad[0], bad[1]))
     return out
+
+
+def indices_agree(kind, source, dim, flag, actual, expected):
+    """Whether the indices `actual` pick from `source` (eager's values) what
+    eager's `expected` pick, under compare_tensor's rule: the value at each
+    compiled index is a true max/min (kind "max"/"min"; dim None: of the
+    flattened source; flag: keepdim), or the compiled indices are a
+    permutation along `dim` that sorts it (kind "sort")."""
+    if not all(isinstance(t, torch.Tensor) for t in (source, actual, expected)) or actual.shape != expected.shape:
+        return False
+    src, a, e = source.detach().cpu(), actual.detach().cpu().long(), expected.detach().cpu().long()
+    if src.dim() == 0:
+        src, dim = src.reshape(1), 0
+    if kind in ("max", "min"):
+        if dim is None:
+            src, dim = src.reshape(-1), 0
+            a, e = a.reshape(1), e.reshape(1)
+        elif not flag:
+            a, e = a.unsqueeze(dim), e.unsqueeze(dim)
+    elif kind == "sort":
+        if a.shape != src.shape or not torch.equal(a.sort(dim).values, e.sort(dim).values):
+            return False  # not the same permutation of positions
+    else:
+        return False
+    if a.dim() != src.dim() or (a < 0).any() or (a >= src.shape[dim]).any():
+        return False
+    return compare_tensor(src.gather(dim, a), src.gather(dim, e), None) is None

@@ -1,5 +1,6 @@
 """Compiled-only errors that are the compiler refusing what the program asked
-for, by design, rather than bugs. They get Outcome.REJECTED: counted and shown
+for, by design, rather than bugs; and findings that are by design once judged
+again as the maintainers' rules say (`REJUDGE`). They get Outcome.REJECTED: counted and shown
 apart from findings. Kept as data so the list is easy to revise as upstream
 changes what counts as a bug.
 
@@ -48,4 +49,40 @@ def match(chain: list[tuple[str, str]], marks: set, *, fullgraph: bool = False) 
         for typ, msg in chain:
             if typ in rule.exc_types and (not rule.message or re.search(rule.message, msg)):
                 return rule
+    return None
+
+
+@dataclass(frozen=True)
+class Rejudge:
+    """A finding the maintainers call by design when it goes away judged again
+    under another setting (the runner's _rejudged): REJECTED under `name`."""
+    name: str
+    outcome: str  # the Outcome value it applies to
+    exc_message: str = ""  # regex searched in "exc_type: message"; "" matches any
+    fullgraph: bool = False  # only for programs compiled with fullgraph=True
+    fullgraph_off: bool = False  # judge again with fullgraph=False
+    size_oblivious: bool = False  # judge again under torch.fx.experimental._config.backed_size_oblivious
+    why: str = ""
+
+
+REJUDGE = (
+    Rejudge("fullgraph-data-dependent", "compiled-only-error",
+            exc_message=r"GuardOnDataDependentSymNode|PendingUnbackedSymbolNotFound|DataDependentOutputException|"
+                        r"[Dd]ata-dependent",
+            fullgraph=True, fullgraph_off=True,
+            why="fullgraph=True promises one graph; an op that needs a guard on a data-dependent value cannot "
+                "be traced into it, and without fullgraph Dynamo breaks the graph there (the documented contract)"),
+    Rejudge("size-oblivious-recompile", "unexpected-recompile", size_oblivious=True,
+            why="a size derived from a dynamic one (s0 // 2) is specialised when it is 0 or 1, by design; the "
+                "recompile goes away under backed_size_oblivious, which does not specialise them"),
+)
+
+
+def rejudge_rule(outcome: str, exc_type: str, message: str, *, fullgraph: bool) -> Rejudge | None:
+    """The REJUDGE rule for a finding of this outcome and error, or None."""
+    for rule in REJUDGE:
+        if rule.outcome != outcome or (rule.fullgraph and not fullgraph):
+            continue
+        if not rule.exc_message or re.search(rule.exc_message, f"{exc_type}: {message}"):
+            return rule
     return None

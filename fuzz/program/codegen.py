@@ -16,6 +16,7 @@ import json
 from fuzz.judge import compare as _compare
 from fuzz.judge import loop as _loop
 from fuzz.judge.backends import ModeOptions, backend, compile_kwargs
+from fuzz.judge.by_design import index_table, stride_exempt
 from fuzz.program.dtypes import FLOATING
 from fuzz.program.ir import Program
 from fuzz.program.layouts import alias_lines, input_expr
@@ -153,7 +154,7 @@ def main():
             setattr(torch._dynamo.config, key, value)
     compiled = {compile_expr}
     result = run_schedule(compiled, program, make_inputs, mark_inputs, len(SIZES), compare_outputs, DEVICE,
-                          dynamic_dims=DYNAMIC_DIMS, backward=BACKWARD, max_graphs=MAX_GRAPHS)
+                          dynamic_dims=DYNAMIC_DIMS, backward=BACKWARD, max_graphs=MAX_GRAPHS{by_design})
     lines, failed = describe(result, SIZES)
     for line in lines:
         print(line)
@@ -185,12 +186,33 @@ def loop_source() -> str:
     return "# The judging loop over the size schedule.\n" + _embedded(_loop)
 
 
+def by_design_parts(p: Program) -> tuple[str, str]:
+    """(lines defining what fuzz/judge/by_design.py says of p, the run_schedule
+    arguments passing them): outputs whose strides are not judged, outputs of
+    indices and the function that computes what they index. Empty for most
+    programs."""
+    exempt = stride_exempt(p)
+    table, sources = index_table(p)
+    lines, args = [], ""
+    if exempt:
+        args += f", stride_exempt={exempt!r}"
+    if table:
+        head, *body = program_lines(sources)
+        lines = ["", "# Outputs of indices, (kind, dim, flag): ties may pick any tied index; and what they index.",
+                 f"INDEX_OUTPUTS = {table!r}", "", "",
+                 head.replace("def program(", "def indexed("), *body[:-1],
+                 f"    return dict(zip(INDEX_OUTPUTS, {body[-1].strip()[len('return '):]}))"]
+        args += ", index_outputs=INDEX_OUTPUTS, index_sources=indexed, indices_agree=indices_agree"
+    return "\n".join(lines), args
+
+
 def repro_source(p: Program, title: str = "") -> str:
     imports, compile_expr = compile_call(p)
+    extra_lines, by_design = by_design_parts(p)
     head = [f'"""{doc_text(title or "shapefuzz repro")}', "",
             "Runs the program eagerly (and in float64 as a reference) and compiled over the",
             "size schedule; exits 1 when compiled and eager disagree, 0 when they agree,",
             "77 when this machine lacks its device.", '"""',
             "import re", "import sys", "import time"] + imports
-    return ("\n".join(head) + "\n" + module_source(p) + "\n\n" + compare_source() + "\n\n" + loop_source()
-            + _MAIN.format(compile_expr=compile_expr))
+    return ("\n".join(head) + "\n" + module_source(p) + extra_lines + "\n\n" + compare_source() + "\n\n"
+            + loop_source() + _MAIN.format(compile_expr=compile_expr, by_design=by_design))

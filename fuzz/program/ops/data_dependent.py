@@ -116,6 +116,14 @@ _op("mask_keep", _keep_ok,
 
 # ---- a scalar read from the data, used as a size --------------------------------------------
 
+def _via_for(a) -> st.SearchStrategy:
+    """item or tolist. tolist() reads a list, whose length the compiler must know: of a value with a
+    data-dependent size it raises GuardOnDataDependentSymNode by design (the slice [:1] of it has the length
+    Min(1, u0)), so there it reads with item(). The same draw either way: the stream does not move."""
+    dd = any(d.is_data_dependent for d in a.shape)
+    return st.sampled_from(["item", "tolist"]).map(lambda v: "item" if dd else v)
+
+
 def _scalar_text(x: str, via: str) -> str:
     if via == "item":
         return f"int({x}.abs().amax().item())"
@@ -131,14 +139,14 @@ def _item_ok(a) -> bool:
 
 
 _op("item_narrow", _item_ok,
-    lambda a: st.fixed_dictionaries({"dim": st.integers(-a.rank, -1), "via": st.sampled_from(["item", "tolist"])}),
+    lambda a: st.fixed_dictionaries({"dim": st.integers(-a.rank, -1), "via": _via_for(a)}),
     lambda a, p: None if _item_ok(a) and _dim_in(a, p.get("dim")) and p.get("via") in ("item", "tolist")
     else "item_narrow takes a non-empty integer tensor",
     lambda a, p, out: _fresh(a, out, shape=tuple(unknown(out, a.calls) if i == norm_dim(p["dim"], a.rank) else d
                                                  for i, d in enumerate(a.shape))),
     lambda x, p, a: f"{x}.narrow({p['dim']}, 0, {_scalar_text(x, p['via'])} % ({x}.shape[{p['dim']}] + 1))",
     "Tensor.item", "narrow by a length read from the data with item() or tolist()")
-_op("item_arange", _item_ok, lambda a: st.sampled_from(["item", "tolist"]).map(lambda v: {"via": v}),
+_op("item_arange", _item_ok, lambda a: _via_for(a).map(lambda v: {"via": v}),
     lambda a, p: None if _item_ok(a) and p.get("via") in ("item", "tolist") else "item_arange takes a non-empty int",
     lambda a, p, out: _fresh(a, out, shape=(unknown(out, a.calls),), dtype="int64"),
     lambda x, p, a: f"torch.arange({_scalar_text(x, p['via'])} % 7 + 1, device={x}.device)", "torch.arange",
@@ -158,17 +166,16 @@ def _via(p) -> bool:
     return p.get("via") in ("item", "tolist")
 
 
-_VIA = st.sampled_from(["item", "tolist"])
 
 _op("item_clamp", lambda a: a.dtype != "bool" and _nonempty(a),
-    lambda a: st.fixed_dictionaries({"bound": st.sampled_from(["min", "max"]), "via": _VIA}),
+    lambda a: st.fixed_dictionaries({"bound": st.sampled_from(["min", "max"]), "via": _via_for(a)}),
     lambda a, p: None if a.dtype != "bool" and _nonempty(a) and _via(p) and p.get("bound") in ("min", "max")
     else "item_clamp takes a non-empty, non-bool tensor and a min or max bound",
     lambda a, p, out: _fresh(a, out),
     lambda x, p, a: f"{x}.clamp({p['bound']}={_first(x, p['via'])})", "Tensor.clamp",
     "clamp by a bound read from the data (its first element)")
 _op("item_full", _nonempty,
-    lambda a: st.fixed_dictionaries({"make": st.sampled_from(["full", "fill_"]), "via": _VIA}),
+    lambda a: st.fixed_dictionaries({"make": st.sampled_from(["full", "fill_"]), "via": _via_for(a)}),
     lambda a, p: None if _nonempty(a) and _via(p) and p.get("make") in ("full", "fill_")
     else "item_full takes a non-empty tensor, made by full or fill_",
     lambda a, p, out: _fresh(a, out),
@@ -182,7 +189,7 @@ def _padded(a, out):
     return _fresh(a, out, shape=tuple(a.shape[:-1]) + (unknown(out, a.calls, bound=a.shape[-1].values),))
 
 
-_op("item_pad", _item_ok, lambda a: _VIA.map(lambda v: {"via": v}),
+_op("item_pad", _item_ok, lambda a: _via_for(a).map(lambda v: {"via": v}),
     lambda a, p: None if _item_ok(a) and _via(p) else "item_pad takes a non-empty integer tensor",
     lambda a, p, out: _padded(a, out),
     lambda x, p, a: f"F.pad({x}, (0, {_first(x, p['via'])} % 3))", "F.pad",

@@ -1,0 +1,97 @@
+"""What a program's structure says the maintainers' rules allow, for the judge
+and every repro.py: which outputs' strides are not judged, which outputs are
+indices whose ties may break either way, and which stride mismatches fall in
+the one tracked class of unbacked strides.
+
+Pure functions of a Program (its type-checked values); the loop (loop.py,
+embedded in repros, torch only) takes their answers as plain data.
+"""
+
+from __future__ import annotations
+
+from fuzz.program.ir import Program
+from fuzz.program.typecheck import typecheck
+
+
+def _ancestry(p: Program, env: dict, hit) -> dict:
+    """name -> whether `hit` holds for that value or any value it is computed from."""
+    seen = {x.name: bool(hit(env[x.name])) for x in p.inputs}
+    for c in p.ops:
+        seen[c.out] = bool(hit(env[c.out])) or any(seen.get(a, False) for a in c.args)
+    return seen
+
+
+def stride_exempt(p: Program) -> list:
+    """Output indices computed from a self-overlapping value (an expanded or
+    as_strided input, an expand or unfold view): eager lays such a result out
+    by tie-breaking between equal strides, so its dim order is no contract
+    (a stride check there flags a correct compiler)."""
+    env = typecheck(p)
+    tied = _ancestry(p, env, lambda v: v.overlapping)
+    return [i for i, name in enumerate(p.outputs) if tied.get(name)]
+
+
+def _unbacked_symbols(p: Program) -> set:
+    return {d for x in p.inputs for d, m in zip(x.shape, x.marks) if m == "unbacked" and isinstance(d, str)}
+
+
+def unbacked_dims(p: Program, i: int) -> set:
+    """The dims of output i whose size the compiler holds as an unbacked
+    symbol: a data-dependent size, or one of a dim marked unbacked."""
+    if not 0 <= i < len(p.outputs):
+        return set()
+    env = typecheck(p)
+    marked = _unbacked_symbols(p)
+    return {k for k, d in enumerate(env[p.outputs[i]].shape) if d.is_data_dependent or d.syms & marked}
+
+
+def unbacked_strides(p: Program, i: int, shape, *strides) -> bool:
+    """Whether any of `strides` (output i's, compiled and eager) holds an
+    unbacked symbol: an unbacked dim longer than 1 with another such dim of a
+    larger stride (whose stride then counts it). Inductor gives up exact stride
+    matching there on purpose: one policy question, one tracked class, not a
+    bug per op."""
+    dims = unbacked_dims(p, i)
+    for st in strides:
+        if len(st) != len(shape):
+            continue
+        for k in dims:
+            if k < len(shape) and shape[k] > 1 and any(shape[j] > 1 and st[j] > st[k] for j in range(len(shape))):
+                return True
+    return False
+
+
+# index op -> what its indices pick: the max or min along a dim (argmax, argmin), or the sorted order (sort)
+_INDEX_OPS = {"argmax": "max", "argmin": "min"}
+
+
+def index_outputs(p: Program) -> dict:
+    """Output index -> (kind, source name, dim, flag) for the outputs that are
+    indices straight out of an index op: kind "max"/"min" (argmax/argmin;
+    dim None: of the flattened source; flag: keepdim) or "sort" (flag:
+    descending). Ties among the source's values may pick any of the tied
+    indices (the bug template's fuzzer rule), so these are checked by the
+    values they pick."""
+    ops = {c.out: c for c in p.ops}
+    out = {}
+    for i, name in enumerate(p.outputs):
+        c = ops.get(name)
+        if c is None:
+            continue
+        if c.op in _INDEX_OPS:
+            out[i] = (_INDEX_OPS[c.op], c.args[0], c.params.get("dim"), bool(c.params.get("keepdim")))
+        elif c.op == "sort" and c.params.get("take") == "indices":
+            out[i] = ("sort", c.args[0], c.params["dim"], bool(c.params.get("descending")))
+    return out
+
+
+def index_table(p: Program) -> tuple[dict, Program | None]:
+    """({output index: (kind, dim, flag)} for loop.run_schedule, and the
+    program whose outputs are the values those outputs index, in that order),
+    or ({}, None) when no output is indices."""
+    found = index_outputs(p)
+    if not found:
+        return {}, None
+    q = Program.from_dict(p.to_dict())
+    q.outputs = [src for _, src, _, _ in found.values()]
+    return {i: (kind, dim, flag) for i, (kind, _, dim, flag) in found.items()}, q
