@@ -21,6 +21,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from fuzz import cputime
 from fuzz.campaign.lifeline import exit_with_parent
 from fuzz.campaign.ray_followup import Remote, _compute, ship
 from fuzz.campaign.sizing import COMPILE_THREADS, OMP_THREADS, usable_cpus
@@ -69,7 +70,7 @@ def _child(conn, env: dict, job_type: str, name: str, files: dict, params: dict,
         result = (True, _compute(job_type, name, files, params, forms))
     except BaseException as e:  # noqa: BLE001 - reported to the runner as the job's failure
         result = (False, f"{type(e).__name__}: {e}")
-    conn.send(result)
+    conn.send(result + (cputime.process_tree(),))  # its sandbox workers were waited for: counted
     conn.close()
 
 
@@ -139,7 +140,8 @@ class LocalRemote:
             if not recv.poll(timeout):
                 raise TimeoutError(f"timed out after {timeout:.0f} s")
             try:
-                ok, value = recv.recv()
+                ok, value, cpu = recv.recv()
+                cputime.add("compute", cpu)
             except EOFError:
                 raise RuntimeError(f"its process died ({_exit_text(proc)})") from None
         finally:
