@@ -42,7 +42,7 @@ class Recorder:
             return None
         rule = self.known.match(settled, v, p) if self.known else None
         if rule is None and self.corpus.path_of(settled.key).is_dir():
-            self.corpus.alias(sig.key, settled.key)
+            self.corpus._update_index({sig.key: settled.key})  # as standalone.set_aside does
         return rule
 
     def take(self, i, vd: dict, info: dict) -> None:

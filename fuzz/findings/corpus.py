@@ -222,10 +222,6 @@ class Corpus:
             return None
         return meta.get("origin") if isinstance(meta, dict) else None
 
-    def alias(self, key: str, entry_key: str) -> None:
-        """Send provisional key `key` to entry `entry_key` (the index): a finding with it is a hit there."""
-        self._update_index({key: entry_key})
-
     def _update_index(self, updates: dict) -> None:
         """Point each key of `updates` at its entry key (and whatever pointed at
         a key that moved, at its new place); under the corpus lock."""
