@@ -3,8 +3,8 @@ bucket a finding by signature, count it as known when a known-issues rule
 matches, else record it in the corpus and queue its follow-up jobs, then log
 the case. A finding whose minimal key needs no shrink (an exception named by
 its message) and is held already -- by an entry, or a rule -- is counted
-there: no entry, no follow-ups. A verdict that says the disk is full stops the campaign before any
-of it is written (fuzz/campaign/disk.py)."""
+there: no entry, no follow-ups. A verdict that says the disk is full stops
+the campaign before any of it is written (fuzz/campaign/disk.py)."""
 
 from __future__ import annotations
 
@@ -34,9 +34,9 @@ class Recorder:
         return types + (["triage"] if cfg.triage and self.kind.triage is None else [])  # of the shrunk program
 
     def _settled(self, sig, v, p):
-        """A finding whose minimal key is known unshrunk (signature.settled_signature) and held already:
-        the rule that names that key, else None, with the corpus's entry of that key made the home of its
-        provisional key (then it is a hit there, and no entry, no shrink, no triage is made for it)."""
+        """For a finding whose minimal key needs no shrink (signature.settled_signature): the rule that
+        names that key, if one does. Else, when the corpus holds an entry with that key, the index sends
+        the finding's provisional key there, so recording it counts a hit (no new entry, no follow-ups)."""
         settled = settled_signature(v, p)
         if settled is None:
             return None
