@@ -139,3 +139,42 @@ def data_dependent_error(gm, example_inputs):
         raise GuardOnDataDependentSymNode(sympy.Symbol("u0"),
                                           "Could not guard on data-dependent expression Eq(u0, 1) (planted)")
     return gm.forward
+
+
+def corrupt_large_aot(gm, example_inputs):
+    """corrupt_large behind AOTAutograd: aot_eager with the planted bug (its
+    forward graph runs eagerly, the first output element wrong past THRESHOLD)."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    return aot_autograd(fw_compiler=planted.corrupt_large)(gm, example_inputs)
+
+
+def corrupt_large_inductor(gm, example_inputs):
+    """The same bug behind Inductor (a compile costs seconds): what a user's
+    Inductor-based backend whose bug aot_eager shows too looks like. It lists
+    the cheaper backends to shrink it under (fuzz/judge/backends.py cheaper)."""
+    from torch._inductor.compile_fx import compile_fx
+
+    compiled = compile_fx(gm, example_inputs)
+
+    def run(*args):
+        out = compiled(*args)
+        if any(n > planted.THRESHOLD for t in planted._tensors(args) for n in t.shape):
+            return planted._corrupt_first(out)
+        return out
+    return run
+
+
+corrupt_large_inductor.cheaper = ("eager", "aot_eager", "tests.planted_extra:corrupt_large_aot")
+
+
+def corrupt_large_with_pad_inductor(gm, example_inputs):
+    """corrupt_large, but only in graphs that pad: its cheaper stand-in
+    (corrupt_large_aot) shows it without the pad, so a program shrunk under
+    that one loses the pad and does not reproduce here."""
+    if not planted._has_pad(gm):
+        return gm.forward
+    return corrupt_large_inductor(gm, example_inputs)
+
+
+corrupt_large_with_pad_inductor.cheaper = ("tests.planted_extra:corrupt_large_aot",)

@@ -15,6 +15,16 @@ def test_beside_the_cases_the_followups_share_grows_with_the_queue_up_to_half():
     assert r.slots(1000, draining=True) == 16  # the cases are done: all of them
 
 
+def test_the_share_beside_the_cases_can_be_set_for_a_measurement(monkeypatch):
+    from fuzz.campaign.followup_local import SHARE_ENV
+
+    monkeypatch.setenv(SHARE_ENV, "4")  # a quarter
+    assert LocalRemote(16, beside_cases=True).slots(1000, draining=False) == 4
+    assert LocalRemote(16, beside_cases=True).slots(1000, draining=True) == 16
+    monkeypatch.setenv(SHARE_ENV, "a lot")  # not a number: the default half
+    assert LocalRemote(16, beside_cases=True).slots(1000, draining=False) == 8
+
+
 def test_a_drain_uses_every_slot_at_once():
     assert LocalRemote(16).slots(1, draining=False) == 16
     assert LocalRemote(2, beside_cases=True).slots(50, draining=False) == 1

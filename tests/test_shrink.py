@@ -475,3 +475,45 @@ def test_a_shrink_job_gives_a_hang_shrink_the_time_it_takes(monkeypatch):
     took = clock[0] - case_timeout + 2 * case_timeout  # the signature's call above, then two standalone runs
     job = Job(id="shrink:x", type="shrink", entry="x", order=0, params={"budget": budget, "timeout": case_timeout})
     assert took <= job.timeout(), (took, job.timeout())
+
+
+CHEAP_OWN = "tests.planted_extra:corrupt_large_inductor"  # lists corrupt_large_aot, aot_eager with the bug
+PAD_RELU = [("pad", ["x0"], {"mode": "constant", "pad": [1, 2], "value": 0.0}), ("relu", ["v0"], {})]
+
+
+def _entry_judged_by_backend(tmp_path, backend):
+    from fuzz.findings.shrink import evaluate_in_process
+
+    p = program(PAD_RELU, marks=["dynamic"], sizes={"s0": [3, 5, 12]}, backend=backend)
+    v = run_case(p)
+    assert v.is_finding, v.summary()
+    entry, _ = Corpus(tmp_path).record(p, v, signature(v, p))
+    judged = Counter()
+
+    def evaluate(q):
+        judged[q.settings.backend] += 1
+        return evaluate_in_process(q)
+    return entry, judged, evaluate
+
+
+def test_a_bug_a_cheaper_backend_shows_is_shrunk_there_and_confirmed_under_its_own(tmp_path):
+    """Issue 41: every candidate under the entry's Inductor backend is a compile of seconds; the planted
+    AOT backend shows the same bug, so it shrinks it, and the entry's own backend judges the result once."""
+    entry, judged, evaluate = _entry_judged_by_backend(tmp_path, CHEAP_OWN)
+    res = shrink_entry(entry, evaluate=evaluate, time_budget=60, reruns=1)
+    assert res.reproduced and res.shrunk_with == "tests.planted_extra:corrupt_large_aot"
+    assert judged[CHEAP_OWN] == 1 and judged["tests.planted_extra:corrupt_large_aot"] > 3
+    assert judged["eager"] == judged["aot_eager"] == 1  # probed once each: they show nothing
+    shrunk = Corpus(tmp_path).load(entry)
+    assert shrunk.program.settings.backend == CHEAP_OWN and len(shrunk.program.ops) == 1  # the pad is gone
+    assert shrunk.meta["shrink"]["shrunk_with"] == "tests.planted_extra:corrupt_large_aot"
+
+
+def test_a_result_its_own_backend_does_not_confirm_is_shrunk_under_its_own(tmp_path):
+    """The cheaper backend shows the bug without the pad its own backend needs: the result shrunk there does
+    not reproduce under the own backend, which then shrinks it, keeping the pad."""
+    own = "tests.planted_extra:corrupt_large_with_pad_inductor"
+    entry, judged, evaluate = _entry_judged_by_backend(tmp_path, own)
+    res = shrink_entry(entry, evaluate=evaluate, time_budget=20, reruns=0)
+    assert res.reproduced and res.shrunk_with is None and judged[own] > 2
+    assert res.program.settings.backend == own and "pad" in [c.op for c in res.program.ops]

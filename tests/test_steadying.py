@@ -103,7 +103,10 @@ def test_a_finding_that_does_not_show_even_forced_stays_unreproduced(tmp_path):
     calls = []
     res = shrink_entry(entry, evaluate=lambda p: calls.append(p) or ok(), time_budget=60, reruns=1, write=False)
     assert not res.reproduced and res.steadied is None
-    assert len(calls) == 6  # pad_mm off twice, two tries forced, two as found
+    # pad_mm off twice, two tries forced, each cheaper backend once (eager, aot_eager, ..._decomp_partition),
+    # two as found
+    assert len(calls) == 9 and [q.settings.backend for q in calls[4:7]] == ["eager", "aot_eager",
+                                                                            "aot_eager_decomp_partition"]
 
 
 def test_a_flaky_stride_bug_of_another_cause_is_not_blamed_on_pad_mm(tmp_path):

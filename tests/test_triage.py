@@ -120,7 +120,7 @@ def test_smallest_flag_set_greedy():
     def off(q):
         return all(q.settings.options.get(k) == val for k, val in need.items())
     evaluate, calls = _stub(p, v, off)
-    rows = ablate(p, signature(v, p).key, evaluate=evaluate)
+    rows = ablate(p, signature(v, p).key, evaluate=evaluate, all_flags=True)
     singles = [r for r in rows if r.axis == "inductor-config"]
     assert len(singles) == len(flags) and all(r.status == REPRODUCES for r in singles)
     s = summarize(rows)
@@ -134,7 +134,7 @@ def test_single_flag_that_turns_it_off():
     p = program(RELU, marks=["dynamic"], backend="inductor")
     v = _divergence()
     evaluate, _ = _stub(p, v, lambda q: q.settings.options.get("comprehensive_padding") is False)
-    rows = ablate(p, signature(v, p).key, evaluate=evaluate)
+    rows = ablate(p, signature(v, p).key, evaluate=evaluate, all_flags=True)
     assert not [r for r in rows if r.axis == "inductor-config-set"]
     s = summarize(rows)
     assert s["minimal_flags"] == {"comprehensive_padding": False}
@@ -145,10 +145,30 @@ def test_no_flag_set_turns_it_off():
     p = program(RELU, marks=["dynamic"], backend="inductor")
     v = _divergence()
     evaluate, _ = _stub(p, v, lambda q: False)
-    rows = ablate(p, signature(v, p).key, evaluate=evaluate)
+    rows = ablate(p, signature(v, p).key, evaluate=evaluate, all_flags=True)
     sets = [r for r in rows if r.axis == "inductor-config-set"]
     assert len(sets) == 1 and sets[0].status == REPRODUCES and "do not turn it off" in sets[0].note
     assert summarize(rows)["minimal_flags"] is None
+
+
+def test_reduced_triage_runs_only_the_options_the_case_set_and_finds_the_one_that_turns_it_off():
+    """The default triage tries the options the case set, not the ~15 flags it did not: it still names the
+    one option that changes the (planted) answer, in a fraction of the rows."""
+    p = program(RELU, marks=["dynamic"], backend="inductor")
+    p.settings.options = {"split_reductions": False, "comprehensive_padding": False}  # cpu defaults: True, True
+    v = _divergence()
+    evaluate, calls = _stub(p, v, lambda q: q.settings.options.get("split_reductions") is True)
+    rows = ablate(p, signature(v, p).key, evaluate=evaluate)
+    tried = [r.changes["options"] for r in rows if r.axis == "inductor-config"]
+    assert tried == [{"split_reductions": True}, {"comprehensive_padding": True}]
+    s = summarize(rows)
+    assert s["flags_turning_off"] == [{"split_reductions": True}] and s["minimal_flags"] == {"split_reductions": True}
+    full, _ = _stub(p, v, lambda q: q.settings.options.get("split_reductions") is True)
+    assert len(calls) < len(ablate(p, signature(v, p).key, evaluate=full, all_flags=True))
+    # a case that set no option: no flag row is compiled at all
+    p.settings.options = {}
+    rows = ablate(p, signature(v, p).key, evaluate=_stub(p, v, lambda q: False)[0])
+    assert rows[-1].axis == "inductor-config" and rows[-1].status == SKIPPED and "set no Inductor option" in rows[-1].summary
 
 
 def test_a_variant_that_cannot_run_is_an_error_row():

@@ -4,7 +4,9 @@ as campaign state, so that it survives kill -9, Ctrl-C and a lost machine.
 
     state_dir/jobs.jsonl     one line per event, each appended in one write and
                              fsynced: {"job": "shrink:<key>", "event": "queued" |
-                             "started" | "done" | "skipped" | "failed" | "aborted", ...}
+                             "started" | "done" | "skipped" | "failed" | "aborted", ...};
+                             an outcome's "cpu": the job's CPU-seconds by kind
+                             (compute, checks, runner: fuzz/cputime.py)
     state_dir/followup.lock  held by the runner: never two runners on one state dir
     state_dir/followup.log   the runner's output
 
@@ -364,12 +366,15 @@ def _one_at_a_time(jobs: JobLog, *, linger: float, max_jobs: int, log, switch: b
         attempt = job.unfinished_starts + 1
         jobs.append(job.id, "started", pid=os.getpid(), attempt=attempt)
         log(f"--- {job.id}" + (f" (attempt {attempt}: the last one never finished)" if attempt > 1 else ""))
-        try:
-            event, detail = run_job(job)
-        except Exception as e:  # noqa: BLE001 - one job must not stop the others
-            event, detail = "failed", f"{type(e).__name__}: {e}"
+        from fuzz import cputime
+
+        with cputime.metered(in_process=True) as cpu:
+            try:
+                event, detail = run_job(job)
+            except Exception as e:  # noqa: BLE001 - one job must not stop the others
+                event, detail = "failed", f"{type(e).__name__}: {e}"
         log(f"    {event}: {detail}")
-        jobs.append(job.id, event, detail=detail[:1000])
+        jobs.append(job.id, event, detail=detail[:1000], cpu=cpu)
         ran += 1
         idle_since = time.monotonic()
         from fuzz.campaign.disk import over_share

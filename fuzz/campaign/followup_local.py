@@ -21,6 +21,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from fuzz import cputime
 from fuzz.campaign.lifeline import exit_with_parent
 from fuzz.campaign.ray_followup import Remote, _compute, ship
 from fuzz.campaign.sizing import COMPILE_THREADS, OMP_THREADS, usable_cpus
@@ -58,6 +59,16 @@ def job_env(home: str, base: dict, shared_pch: str | None) -> dict:
 
 PENDING_PER_SLOT = 2  # beside the cases: one more job at once for every this many waiting
 PARALLEL_FROM = 8  # CPUs: under this, one job at a time beside the cases, in the runner itself
+# beside the cases, follow-ups take at most 1/N of the CPUs (N = 2 unless this says another N >= 1): a
+# knob to measure a smaller share with (issue 41), not a tuning the user needs
+SHARE_ENV = "SHAPEFUZZ_FOLLOWUP_SHARE"
+
+
+def _share_divisor() -> int:
+    try:
+        return max(1, int(os.environ.get(SHARE_ENV, "2")))
+    except ValueError:
+        return 2
 
 
 def _child(conn, env: dict, job_type: str, name: str, files: dict, params: dict, forms) -> None:
@@ -69,17 +80,18 @@ def _child(conn, env: dict, job_type: str, name: str, files: dict, params: dict,
         result = (True, _compute(job_type, name, files, params, forms))
     except BaseException as e:  # noqa: BLE001 - reported to the runner as the job's failure
         result = (False, f"{type(e).__name__}: {e}")
-    conn.send(result)
+    conn.send(result + (cputime.process_tree(),))  # its sandbox workers were waited for: counted
     conn.close()
 
 
 def share_beside_cases(slots: int, pending: int) -> int:
     """Follow-up jobs at once beside a campaign's cases: one per PENDING_PER_SLOT
     jobs waiting, up to half the slots (under PARALLEL_FROM, one). A quarter
-    left 69% of a 4-minute H200 campaign's entries unshrunk at its end."""
+    left 69% of a 4-minute H200 campaign's entries unshrunk at its end (with
+    every shrink under the entry's own backend; SHARE_ENV measures it again)."""
     if slots < PARALLEL_FROM:
         return 1
-    return max(1, min(slots // 2, -(-pending // PENDING_PER_SLOT)))
+    return max(1, min(slots // _share_divisor(), -(-pending // PENDING_PER_SLOT)))
 
 
 def workers_to_pause(workers: int, cpus: int, running: int) -> int:
@@ -139,7 +151,8 @@ class LocalRemote:
             if not recv.poll(timeout):
                 raise TimeoutError(f"timed out after {timeout:.0f} s")
             try:
-                ok, value = recv.recv()
+                ok, value, cpu = recv.recv()
+                cputime.add("compute", cpu)
             except EOFError:
                 raise RuntimeError(f"its process died ({_exit_text(proc)})") from None
         finally:

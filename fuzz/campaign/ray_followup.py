@@ -165,12 +165,15 @@ def run_parallel(jobs, remote: Remote, *, linger: float, max_jobs: int, log, run
         with remote.lock, lock_given_up_while_waiting(remote.lock):
             log(f"--- {job.id} ({remote.where})" + (f" (attempt {attempt}: the last one never finished)"
                                                      if attempt > 1 else ""))
-            try:
-                event, detail = run_job(job, remote)
-            except Exception as e:  # noqa: BLE001 - one job must not stop the others
-                event, detail = "failed", f"{type(e).__name__}: {e}"
+            from fuzz import cputime
+
+            with cputime.metered(in_process=False) as cpu:  # the job's process and its checks' (by this thread)
+                try:
+                    event, detail = run_job(job, remote)
+                except Exception as e:  # noqa: BLE001 - one job must not stop the others
+                    event, detail = "failed", f"{type(e).__name__}: {e}"
             log(f"    {job.id} {event}: {detail}")
-            jobs.append(job.id, event, detail=detail[:1000])
+            jobs.append(job.id, event, detail=detail[:1000], cpu=cpu)
 
     remote.lock.acquire()
     try:

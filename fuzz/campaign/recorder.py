@@ -1,8 +1,10 @@
 """What a campaign does with each verdict (fuzz/campaign/driver.py's loop):
 bucket a finding by signature, count it as known when a known-issues rule
 matches, else record it in the corpus and queue its follow-up jobs, then log
-the case. A verdict that says the disk is full stops the campaign before any
-of it is written (fuzz/campaign/disk.py)."""
+the case. A finding whose minimal key needs no shrink (an exception named by
+its message) and is held already -- by an entry, or a rule -- is counted
+there: no entry, no follow-ups. A verdict that says the disk is full stops
+the campaign before any of it is written (fuzz/campaign/disk.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import os
 
 from fuzz.campaign.disk import disk_full, says_disk_full
 from fuzz.findings.sanitizer import wants_sanitizer
-from fuzz.findings.signature import Signature, signature
+from fuzz.findings.signature import Signature, settled_signature, signature
 from fuzz.judge.verdict import Verdict
 
 
@@ -30,6 +32,18 @@ class Recorder:
         types = ["sanitize"] if cfg.sanitize and cfg.on_cuda() and wants_sanitizer(v.message) else []
         types += ["shrink"] if cfg.shrink else []
         return types + (["triage"] if cfg.triage and self.kind.triage is None else [])  # of the shrunk program
+
+    def _settled(self, sig, v, p):
+        """For a finding whose minimal key needs no shrink (signature.settled_signature): the rule that
+        names that key, if one does. Else, when the corpus holds an entry with that key, the index sends
+        the finding's provisional key there, so recording it counts a hit (no new entry, no follow-ups)."""
+        settled = settled_signature(v, p)
+        if settled is None:
+            return None
+        rule = self.known.match(settled, v, p) if self.known else None
+        if rule is None and self.corpus.path_of(settled.key).is_dir():
+            self.corpus._update_index({sig.key: settled.key})  # as standalone.set_aside does
+        return rule
 
     def take(self, i, vd: dict, info: dict) -> None:
         """One verdict: its finding (if any) recorded, then the case logged."""
@@ -58,6 +72,8 @@ class Recorder:
         held = corpus.resolve(sig.key) if known and rule is None else None
         if held is not None and held.name != sig.key:  # a rule may name the merged entry's key
             rule = known.match(Signature(held.name, ""), v, p)
+        if rule is None and corpus.resolve(sig.key) is None:
+            rule = self._settled(sig, v, p)
         entry, is_new = (None, False)
         if i not in state.finding_cases and rule is None:
             # env.json: where it was judged (a Ray node), not where it was generated

@@ -10,7 +10,7 @@ from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, cannot_run, error, parse_du
 
 
 def add_parser(subparsers):
-    """Register `shapefuzz triage ENTRY [--isolate | --in-process] [--timeout S] [--json]`."""
+    """Register `shapefuzz triage ENTRY [--isolate | --in-process] [--timeout S] [--all-flags] [--json]`."""
     t = subparsers.add_parser("triage", help="ablate a corpus entry (backends, static shapes, devices, Inductor "
                               "flags) and write ablation.json into it")
     t.add_argument("entry", help="a corpus entry directory")
@@ -19,6 +19,8 @@ def add_parser(subparsers):
                    help="judge every variant in a sandboxed worker (default for crash/hang findings)")
     g.add_argument("--in-process", dest="isolate", action="store_false", help="judge every variant in this process")
     t.add_argument("--timeout", type=parse_duration, default=300.0, help="per variant when isolated (default 300s)")
+    t.add_argument("--all-flags", action="store_true",
+                   help="try every Inductor flag that matters on the device, not only the options the case set")
     t.add_argument("--json", action="store_true", help="print ablation.json instead of a table")
     t.set_defaults(fn=cmd)
     return t
@@ -38,7 +40,7 @@ def cmd(args) -> int:
         # overwrite ablation.json with those failures: refuse before judging any
         if cannot_run(Corpus(Path(args.entry).parent).load(args.entry).program, retarget=False):
             return EXIT_BAD_INPUT
-        doc = triage_entry(args.entry, isolate=args.isolate, timeout=args.timeout)
+        doc = triage_entry(args.entry, isolate=args.isolate, timeout=args.timeout, all_flags=args.all_flags)
     except CorpusError as e:
         error(str(e))
         return EXIT_BAD_INPUT

@@ -4,7 +4,9 @@ An entry is made under its finding's provisional signature. `settle(corpus,
 entry)` finishes it: shrinks it unless it is shrunk (trying first the minimal
 programs of the entries the corpus already holds for that kind of finding,
 fuzz/findings/shrink_onto.py, which is what makes the hundredth program of a
-known bug cheap), computes the minimal signature of the shrunk program, and
+known bug cheap; not at all when its minimal key needs no shrink,
+signature.settled_signature, and the corpus holds that entry already),
+computes the minimal signature of the shrunk program, and
 moves the entry there, merged with whatever entry has that key already
 (Corpus.rekey). The campaign's follow-up jobs settle each new entry;
 `shapefuzz dedupe CORPUS` settles a whole corpus (`plan` with write=False:
@@ -20,7 +22,7 @@ from typing import Callable
 from fuzz.findings.corpus import HARNESS, Corpus, CorpusError, Entry
 from fuzz.findings.repro_files import check_repro, drop_stored_harness
 from fuzz.findings.shrink import DEFAULT_RERUNS
-from fuzz.findings.signature import minimal_signature, outcome_class
+from fuzz.findings.signature import minimal_signature, outcome_class, settled_signature
 from fuzz.findings.standalone import UNCONFIRMED, confirm, unconfirmed
 from fuzz.kinds import kind_of, report_entry
 
@@ -122,7 +124,10 @@ def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: fl
         return out
     program, verdict = entry.program, entry.verdict
     kind = kind_of(program)
-    if not entry.shrunk or reshrink:
+    settled = settled_signature(verdict, program)
+    if settled is not None and not reshrink and settled.key != entry.key and corpus.path_of(settled.key).is_dir():
+        out.reason = "its minimal key needs no shrink and the corpus holds it: merged as it is"
+    elif not entry.shrunk or reshrink:
         missing = kind.unavailable(program, retarget=False)
         if missing:  # e.g. a CUDA entry on a CPU machine: unknown here, not "does not reproduce"
             out.reason = f"cannot be checked here: {missing}"

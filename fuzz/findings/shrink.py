@@ -120,18 +120,65 @@ def _shrink_steadied(p, verdict, key, judge, attempt, log, reruns: int = DEFAULT
     return None
 
 
+def _shrink_cheaper(p, verdict, key, judge, attempt, log) -> ShrinkResult | None:
+    """Shrink under the cheapest backend that shows the finding as found (the
+    same signature; fuzz/judge/backends.py cheaper()), then judge the result
+    once under `p`'s own backend: when it reproduces there, that is the
+    result. None when no cheaper backend shows it, or the confirmation fails
+    (the caller shrinks under the own backend). Crashes and hangs are left
+    to their own backend: a probe of a hang costs its whole timeout."""
+    from fuzz.judge.backends import cheaper
+
+    own = p.settings.backend
+    if needs_isolation(verdict):
+        return None
+    for name in cheaper(own):
+        q = copy.deepcopy(p)
+        q.settings.backend = name
+        try:
+            v = judge(q)
+        except Exception:  # noqa: BLE001 - a backend that cannot run it shows nothing
+            continue
+        if not v.is_finding or signature(v, q).key != key:
+            continue
+        if log:
+            log(f"{name} shows it too: shrinking under {name}, confirming under {own}")
+        res = attempt(q, judge)
+        if not res.reproduced or res.verdict is None or res.flaky:
+            return None
+        mine = copy.deepcopy(res.program)
+        mine.settings.backend = own
+        try:
+            v = judge(mine)
+        except Exception:  # noqa: BLE001 - not confirmed
+            v = None
+        engine = Engine(COMPILED, judge, key=key, target_text=signature(verdict, p).text,
+                        relax_families=res.relax_families)
+        if not engine.matches(v, mine):
+            if log:
+                log(f"the program shrunk under {name} does not reproduce under {own}: shrinking under {own}")
+            return None
+        res.original, res.program, res.verdict, res.signature = p, mine, v, signature(v, mine)
+        res.evaluations += 1
+        res.shrunk_with = name
+        return res
+    return None
+
+
 def shrink_entry(entry_dir, *, evaluate: Evaluate | None = None, time_budget: float = 300.0,
                  reruns: int = DEFAULT_RERUNS, backend: str | None = None, device: str | None = None,
                  sandbox: bool | None = None, timeout: float = 300.0, relax_families: bool = True,
                  hypothesis_examples: int = 0, write: bool = True, onto: list | None = None,
-                 log: Callable[[str], None] | None = None) -> ShrinkResult:
+                 log: Callable[[str], None] | None = None, cheap: bool = True) -> ShrinkResult:
     """Shrink a corpus entry with its signature pinned and, when the program
     reproduces reliably, replace its program.json, verdict.json and
     repro.py by the smallest that does (Corpus.update_shrunk: the first original is kept as
     original_program.json, the figures go under meta.json's "shrink").
 
     sandbox: evaluate in a one-worker WorkerPool (default: only for crash and
-    hang findings, which would take this process down)."""
+    hang findings, which would take this process down). cheap: shrink under a
+    cheaper backend that shows the finding, confirmed under the entry's own
+    (_shrink_cheaper); not when `backend` retargets it."""
     from fuzz.findings.corpus import Corpus
 
     entry_dir = Path(entry_dir)
@@ -139,7 +186,7 @@ def shrink_entry(entry_dir, *, evaluate: Evaluate | None = None, time_budget: fl
     entry = corpus.load(entry_dir)
     p = copy.deepcopy(entry.program)
     if backend:
-        p.settings.backend = backend
+        p.settings.backend, cheap = backend, False
     if device:
         p.settings.device = device
     pool = None
@@ -163,6 +210,8 @@ def shrink_entry(entry_dir, *, evaluate: Evaluate | None = None, time_budget: fl
                           hypothesis_examples=hypothesis_examples, onto=onto, log=log)
 
         res = _shrink_steadied(p, entry.verdict, key, judge, attempt, log, reruns)
+        if res is None and cheap:
+            res = _shrink_cheaper(p, entry.verdict, key, judge, attempt, log)
         if res is None:
             res = attempt(p, judge)
     finally:

@@ -109,6 +109,7 @@ class ShrinkResult:
     original_verdict: Verdict | None = None  # the original's verdict (its last try when it did not reproduce)
     error: str | None = None  # why evaluate raised on the original's last try, if it did
     steadied: str | None = None  # the steadier whose options were pinned (fuzz/findings/steadying.py)
+    shrunk_with: str | None = None  # a cheaper backend that shrank it (the program's own confirmed the result)
     kind: Any = field(default=None, repr=False, compare=False)
 
     # older names: the step shrinker's result had these
@@ -136,6 +137,8 @@ class ShrinkResult:
             d["onto"] = self.onto
         if self.steadied:
             d["steadied"] = self.steadied
+        if self.shrunk_with:
+            d["shrunk_with"] = self.shrunk_with
         return d
 
     def to_dict(self) -> dict:

@@ -346,6 +346,14 @@ def minimal_signature(verdict: Verdict, program) -> Signature:
     return Signature.of_text(f"{what} | {parts} | device: {program.device_type()}", minimal=True)
 
 
+def settled_signature(verdict: Verdict, program) -> Signature | None:
+    """The minimal signature a shrink would give a finding, when no shrink can
+    change it: an exception named by its message (its key holds no part of
+    the program). None otherwise. A finding whose settled key the corpus (or a
+    known-issues rule) holds already needs no shrink to be counted there."""
+    return minimal_signature(verdict, program) if named_by_message(verdict) else None
+
+
 def named_by_message(verdict: Verdict) -> bool:
     """An exception whose masked message says what went wrong (three words or
     more): its type, message and innermost frame are the bug, whatever

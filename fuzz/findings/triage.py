@@ -11,11 +11,12 @@ and records, for every variant, whether the SAME signature reproduces:
   that disappears when nothing is dynamic is a dynamic-shape bug.
 * device: cpu and cuda (cuda only when torch.cuda.is_available()).
 * mode: the program's torch.compile mode dropped (when it has one).
-* Inductor config (only when the backend is inductor): every flag of FLAGS
-  that the installed torch has and that matters on the program's device,
-  toggled alone; then the smallest set of flags that turns the finding off
-  (passes: outcome ok) -- a single flag if one does, else all relevant
-  flags together, shrunk greedily to a 1-minimal set.
+* Inductor config (only when the backend is inductor): each option the case
+  set, back to its default (`all_flags`, `shapefuzz triage --all-flags`:
+  every flag of FLAGS that the installed torch has and that matters on the
+  program's device, toggled); then the smallest set of them that turns the
+  finding off (passes: outcome ok) -- a single one if one does, else all
+  of them together, shrunk greedily to a 1-minimal set.
 
 "The same signature" is computed against the ORIGINAL program, so the value
 signatures' device field does not make a cpu/cuda variant differ by
@@ -261,19 +262,26 @@ def _cuda_available() -> bool:
 
 
 def ablate(program: Program, signature_key: str, *, evaluate: Evaluate | None = None,
-           signature_text: str = "") -> list[AblationRow]:
+           signature_text: str = "", all_flags: bool = False) -> list[AblationRow]:
     """Rerun `program` with variations; one row per variant, in a fixed order:
     baseline, backend, shapes, device, mode, inductor-config(-set).
-    `signature_text` (the entry's) lets a shrunk program match its bucket."""
+    `signature_text` (the entry's) lets a shrunk program match its bucket.
+    The Inductor options tried are those the case set, each back to its
+    default (set_options); `all_flags`: every flag of FLAGS, toggled."""
     evaluate = evaluate or default_evaluate
     r = _Runner(program, signature_key, evaluate, signature_text)
-    s = program.settings
     rows = [r.run("baseline", f"as found: {_settings_text(program)}", program, {},
                   note_if_passes="does not reproduce as found: flaky or fixed?")]
+    rows += _backend_rows(r, program) + _shape_rows(r, program) + _device_rows(r, program)
+    if program.settings.mode:
+        rows.append(r.run("mode", "mode=None (default)", _variant(program, mode=None), {"mode": None}))
+    return rows + _config_rows(r, program, rows[0], all_flags)
 
-    # backends
+
+def _backend_rows(r: _Runner, program: Program) -> list[AblationRow]:
+    rows = []
     for b in BACKENDS:
-        if b == s.backend:
+        if b == program.settings.backend:
             continue
         note = ""
         if b == "eager":
@@ -281,26 +289,32 @@ def ablate(program: Program, signature_key: str, *, evaluate: Evaluate | None = 
                     "suspect the test harness, not the compiler")
         rows.append(r.run("backend", f"backend={b!r}", _variant(program, backend=b), {"backend": b},
                           note_if_reproduces=note))
+    return rows
 
-    # shapes
+
+def _shape_rows(r: _Runner, program: Program) -> list[AblationRow]:
+    rows = []
     marked = any(m != "static" for x in program.inputs for m in x.marks)
     if marked:
         rows.append(r.run("shapes", "all dims static (no mark_dynamic/maybe_mark_dynamic/mark_unbacked)",
                           _static_marks(program), {"marks": "static"}))
-    if s.dynamic is not False:
+    if program.settings.dynamic is not False:
         rows.append(r.run("shapes", "dynamic=False", _variant(program, dynamic=False), {"dynamic": False}))
     static = _variant(_static_marks(program), dynamic=False)
     changes = {"dynamic": False, "marks": "static"}
-    if marked or s.dynamic is not False:
+    if marked or program.settings.dynamic is not False:
         rows.append(r.run("shapes", "fully static: dynamic=False and all dims static", static, changes,
                           note_if_reproduces="reproduces with static shapes: not specific to dynamic shapes",
                           note_if_passes="static shapes pass: a dynamic-shape bug"))
     else:
         rows.append(_skip("shapes", "fully static: dynamic=False and all dims static", changes,
                           "the program is static already"))
+    return rows
 
-    # devices
-    here = _device_kind(s.device)
+
+def _device_rows(r: _Runner, program: Program) -> list[AblationRow]:
+    rows = []
+    here = _device_kind(program.settings.device)
     for dev in DEVICES:
         if dev == here:
             continue
@@ -311,26 +325,39 @@ def ablate(program: Program, signature_key: str, *, evaluate: Evaluate | None = 
             rows.append(_skip("device", "device='cuda'", {"device": "cuda"}, "CUDA is not available here"))
         else:
             rows.append(r.run("device", f"device={dev!r}", _variant(program, device=dev), {"device": dev}))
+    return rows
 
-    # mode
-    if s.mode:
-        rows.append(r.run("mode", "mode=None (default)", _variant(program, mode=None), {"mode": None}))
 
-    # Inductor config
-    if s.backend != "inductor":
-        rows.append(_skip("inductor-config", "Inductor config flags", {},
-                          "not applicable: the backend is not inductor"))
-        return rows
-    if not rows[0].reproduces:
-        rows.append(_skip("inductor-config", "Inductor config flags", {},
-                          "not searched: the program as found does not reproduce"))
-        return rows
-    flags = relevant_flags(program)
+def set_options(p: Program) -> dict:
+    """option -> its default, for each Inductor option the case set to another
+    value (those missing from the installed torch left out). The flags a case
+    did not set never changed a campaign's answer: about 15 of a CUDA
+    triage's 20 rows, a fresh compile each, went to them."""
+    out = {}
+    for key, value in (p.settings.options or {}).items():
+        try:
+            default = _config_value(key)
+        except AttributeError:
+            continue
+        if value != default:
+            out[key] = default
+    return out
+
+
+def _config_rows(r: _Runner, program: Program, baseline: AblationRow, all_flags: bool) -> list[AblationRow]:
+    """One row per flag tried (see ablate), then, when none turns the finding off
+    alone, the smallest set found that does."""
+    def skip(why: str) -> list[AblationRow]:
+        return [_skip("inductor-config", "Inductor config flags", {}, why)]
+    if program.settings.backend != "inductor":
+        return skip("not applicable: the backend is not inductor")
+    if not baseline.reproduces:
+        return skip("not searched: the program as found does not reproduce")
+    flags = relevant_flags(program) if all_flags else set_options(program)
     if not flags:
-        rows.append(_skip("inductor-config", "Inductor config flags", {},
-                          "no relevant flag exists in this torch for this device"))
-        return rows
-    off = []
+        return skip("no relevant flag exists in this torch for this device" if all_flags else
+                    "the case set no Inductor option (every flag: shapefuzz triage --all-flags)")
+    rows, off = [], []
     for k, v in flags.items():
         row = r.run("inductor-config", _flags_text({k: v}), _with_options(program, {k: v}), {"options": {k: v}},
                     note_if_passes="this flag alone turns it off")
@@ -339,9 +366,14 @@ def ablate(program: Program, signature_key: str, *, evaluate: Evaluate | None = 
             off.append(k)
     if off or len(flags) < 2:
         return rows
+    return rows + _smallest_set(r, program, flags)
+
+
+def _smallest_set(r: _Runner, program: Program, flags: dict) -> list[AblationRow]:
+    """All `flags` together, then greedily fewer: the rows, the smallest passing set marked."""
     current = dict(flags)
     row = r.run("inductor-config-set", _flags_text(current), _with_options(program, current), {"options": current})
-    rows.append(row)
+    rows = [row]
     if row.status != PASSES:
         row.note = "all flags together do not turn it off"
         return rows
@@ -355,7 +387,7 @@ def ablate(program: Program, signature_key: str, *, evaluate: Evaluate | None = 
             current = trial
     # the set found is the last passing one: mark it
     for row in reversed(rows):
-        if row.axis == "inductor-config-set" and row.status == PASSES and row.changes.get("options") == current:
+        if row.status == PASSES and row.changes.get("options") == current:
             row.note = "smallest set of flags found that turns it off"
             break
     return rows
@@ -429,7 +461,7 @@ def load_ablation(entry_dir) -> dict | None:
 
 
 def triage_entry(entry_dir, *, evaluate: Evaluate | None = None, isolate: bool | None = None,
-                 timeout: float = 300.0) -> dict:
+                 timeout: float = 300.0, all_flags: bool = False) -> dict:
     """Ablate a corpus entry and write ablation.json into it; returns the
     document written. isolate=None judges crash/hang findings in a sandboxed
     worker (they would take this process down) and the rest in-process.
@@ -442,9 +474,9 @@ def triage_entry(entry_dir, *, evaluate: Evaluate | None = None, isolate: bool |
     bucket = entry.bucket  # a re-keyed entry: its program's own signature
     if isolate and evaluate is None:
         with isolated_evaluate(timeout) as ev:
-            rows = ablate(entry.program, bucket.key, evaluate=ev, signature_text=bucket.text)
+            rows = ablate(entry.program, bucket.key, evaluate=ev, signature_text=bucket.text, all_flags=all_flags)
     else:
-        rows = ablate(entry.program, bucket.key, evaluate=evaluate, signature_text=bucket.text)
+        rows = ablate(entry.program, bucket.key, evaluate=evaluate, signature_text=bucket.text, all_flags=all_flags)
     doc = ablation_document(rows, entry.program, entry.key, entry.signature.text)
     write_ablation(entry_dir, doc)
     return doc

@@ -96,6 +96,27 @@ BACKENDS: dict[str, Backend] = {b.name: b for b in (
 )}
 
 
+# the built-in torch.compile backends, from the one that compiles least: a finding one of them shows is
+# shrunk under it (each candidate is a compile) and confirmed under its own (fuzz/findings/shrink.py)
+LADDER = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
+
+
+def cheaper(name: str) -> list[str]:
+    """Backends that compile less than `name` and may show its bugs, cheapest
+    first: the LADDER's rungs below a built-in one; for a custom backend, the
+    names its callable lists in a `cheaper` attribute (a user's backend that
+    wraps Inductor may name aot_eager), none when it lists none."""
+    if name in LADDER:
+        return list(LADDER[:LADDER.index(name)])
+    if name not in BACKENDS and ":" in name:
+        try:
+            listed = getattr(resolve(name), "cheaper", ())
+        except BackendError:
+            return []
+        return [n for n in listed if isinstance(n, str) and n != name] if isinstance(listed, (list, tuple)) else []
+    return []
+
+
 def backend(name: str) -> Backend:
     """The table row of `name` ("module:attr": a custom backend); BackendError if unknown."""
     if name in BACKENDS:

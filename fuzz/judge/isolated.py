@@ -103,22 +103,36 @@ def _lock_released():
 
 def run_command(cmd: list, *, timeout: float, env: dict, cwd) -> tuple[int | None, str, str]:
     """(returncode or None on timeout, stdout, stderr). The child leads its own
-    process group; on timeout the whole group is killed."""
+    process group; on timeout the whole group is killed. Its CPU-seconds (and
+    its waited-for children's) go to this thread's meter as "checks"
+    (fuzz/cputime.py: a follow-up job's standalone checks)."""
+    from fuzz import cputime
+
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             text=True, errors="replace", env=env, cwd=str(cwd), start_new_session=True)
-    try:
-        with _lock_released():
-            out, err = proc.communicate(timeout=timeout)
-        return proc.returncode, out, err
-    except subprocess.TimeoutExpired:
-        with suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        try:
-            out, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = "", ""
-        return None, out or "", err or ""
+    # read in threads while os.wait4 waits, which tells the child's CPU time (communicate() does not)
+    chunks: dict = {}
+    readers = [threading.Thread(target=lambda n, f: chunks.__setitem__(n, f.read()), args=(n, f), daemon=True)
+               for n, f in (("out", proc.stdout), ("err", proc.stderr))]
+    for t in readers:
+        t.start()
+    deadline, pid, timed_out = time.monotonic() + timeout, 0, False
+    with _lock_released():
+        while not pid:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if not pid and not timed_out and time.monotonic() > deadline:
+                timed_out = True
+                with suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+            time.sleep(0 if pid else 0.02)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        cputime.add("checks", usage.ru_utime + usage.ru_stime)
+        for t in readers:  # a grandchild that outlives it may hold the pipes: not for long
+            t.join(timeout=30 if not timed_out else 5)
+    for t, f in zip(readers, (proc.stdout, proc.stderr)):
+        if not t.is_alive():
+            f.close()
+    return (None if timed_out else proc.returncode), chunks.get("out", ""), chunks.get("err", "")
 
 
 def tail(text: str, n: int = _TAIL) -> str:
