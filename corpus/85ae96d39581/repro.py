@@ -1,22 +1,8 @@
 """shapefuzz 85ae96d39581: compiled-only-error | RuntimeError | unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation. | torch._functorch._aot_autograd.runtime_wrappers:__torch_dispatch__ | device: cuda
 
-Expected: compiled and eager agree. Seen: compiled-only-error at call 0. Exits 1 while the bug stands.
+Seen: compiled-only-error at call 0. Exits 1 while the bug stands, 0 once it is fixed.
 """
 import torch
-
-DEVICE = 'cuda'
-
-
-def make(shape, dtype, scale, g):
-    return (torch.randn(shape, generator=g) * scale).to(dtype).to(DEVICE)
-
-
-def make_inputs(call):
-    """The inputs of one call: seeded random values, with the dims marked dynamic as in the case."""
-    s0 = 1
-    g = torch.Generator().manual_seed(0 + call)
-    x0 = make((1,), torch.float32, 1.0, g)
-    return [x0]
 
 
 def program(x0):
@@ -26,8 +12,7 @@ def program(x0):
 
 
 compiled = torch.compile(program, backend='inductor', fullgraph=True)
-eager_inputs = make_inputs(0)
-expected = program(*eager_inputs)
-inputs = make_inputs(0)
-actual = compiled(*inputs)
+torch.manual_seed(0)
+x0 = torch.randn(1).to('cuda')
+compiled(x0)
 torch.cuda.synchronize()  # a kernel's asynchronous error surfaces here

@@ -152,6 +152,33 @@ def compare_outputs(actual, expected, ref64):
     return out
 
 
+def indices_agree(kind, source, dim, flag, actual, expected):
+    """Whether the indices `actual` pick from `source` (eager's values) what
+    eager's `expected` pick, under compare_tensor's rule: the value at each
+    compiled index is a true max/min (kind "max"/"min"; dim None: of the
+    flattened source; flag: keepdim), or the compiled indices are a
+    permutation along `dim` that sorts it (kind "sort")."""
+    if not all(isinstance(t, torch.Tensor) for t in (source, actual, expected)) or actual.shape != expected.shape:
+        return False
+    src, a, e = source.detach().cpu(), actual.detach().cpu().long(), expected.detach().cpu().long()
+    if src.dim() == 0:
+        src, dim = src.reshape(1), 0
+    if kind in ("max", "min"):
+        if dim is None:
+            src, dim = src.reshape(-1), 0
+            a, e = a.reshape(1), e.reshape(1)
+        elif not flag:
+            a, e = a.unsqueeze(dim), e.unsqueeze(dim)
+    elif kind == "sort":
+        if a.shape != src.shape or not torch.equal(a.sort(dim).values, e.sort(dim).values):
+            return False  # not the same permutation of positions
+    else:
+        return False
+    if a.dim() != src.dim() or (a < 0).any() or (a >= src.shape[dim]).any():
+        return False
+    return compare_tensor(src.gather(dim, a), src.gather(dim, e), None) is None
+
+
 def show(v):
     return v.flatten()[:8].tolist() if v.dim() else v.item()
 
