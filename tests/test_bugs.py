@@ -139,3 +139,34 @@ def test_version_ranging_over_two_releases(tmp_path):
     assert rec["releases"]["2.13.0"]["torch"].startswith("2.13.0")
     assert rec["releases"]["2.14.1"]["torch"].startswith("2.14.1")
     assert "2.13.0" in rec["affected"]  # the torch it was found and checked with
+
+
+def test_a_cuda_entry_whose_cpu_twin_fails_gets_a_cpu_repro_and_its_range(tmp_path):
+    """`shapefuzz versions` found the CUDA program's CPU twin failing as found: the short repro is the CPU
+    one (any maintainer runs it), and the report's range is the twin's. A twin that passed decides too,
+    over an older triage row that said CPU reproduced."""
+    from fuzz.findings.report_parts import affected_text
+    from fuzz.findings.scripts import entry_repro_device, entry_scripts
+    from fuzz.judge.verdict import Outcome, Stage, Verdict
+
+    corpus = Corpus(tmp_path)
+    p = program([("relu", ["x0"], {})], marks=["dynamic"], backend="inductor")
+    p.settings.device = "cuda"
+    v = Verdict(outcome=Outcome.DIVERGENCE, stage=Stage.COMPARE, where="output 0", call=0, sizes={"s0": 3},
+                message="values mismatch")
+    d = corpus.record(p, v, minimal_signature(v, p))[0]
+    assert entry_repro_device(d, p) is None
+    (d / "ablation.json").write_text(json.dumps({"rows": [{"axis": "device", "changes": {"device": "cpu"},
+                                                          "status": "reproduces"}]}))
+    assert entry_repro_device(d, p) == "cpu"
+    twin = {"reproduces": True, **summarize({"2.13.0": {"result": AFFECTED, "torch": "2.13.0+cpu"},
+                                              "2.14.1": {"result": AFFECTED, "torch": "2.14.1"}}, False)}
+    corpus.set_meta(d, "versions", {**summarize({"2.13.0": {"result": "not run", "torch": "2.13.0+cpu"}}, True),
+                                    "cpu": twin})
+    assert entry_repro_device(d, p) == "cpu"
+    scripts, _ = entry_scripts(p, v, minimal_signature(v, p), "cpu")
+    assert "cuda" not in scripts["repro.py"].split('"""')[2]  # the code, past the docstring naming the key
+    text = affected_text(corpus.load(d))
+    assert "`2.14.1` (the program on CPU) | affected" in text and "not run" not in text and "Partial" not in text
+    corpus.set_meta(d, "versions", {"cpu": {"reproduces": False}})  # measured on a newer torch: it decides
+    assert entry_repro_device(d, p) is None

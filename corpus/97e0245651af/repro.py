@@ -13,7 +13,7 @@ def program(x0):
 
 compiled = torch.compile(program, backend='inductor')
 torch.manual_seed(0)
-x0 = torch.randn(1, 2, 1, 2).to('cuda').contiguous(memory_format=torch.channels_last)
+x0 = torch.randn(1, 2, 1, 2).contiguous(memory_format=torch.channels_last)
 eager_inputs = [x0.clone()]
 expected = program(*eager_inputs)
 actual = compiled(x0)

@@ -25,18 +25,25 @@ def affected_text(entry, scrub=lambda text: text) -> str:
     """The torch releases the entry's short repro was run under, and what it did
     (`scrub`: what makes an error's text fit a report)."""
     rec = (entry.meta or {}).get("versions") or {}
-    releases = rec.get("releases") or {}
-    if not releases:
-        return ""
+    twin = rec.get("cpu") if isinstance(rec.get("cpu"), dict) else {}
+    parts = [("", rec)] + ([(" (the program on CPU)", twin)] if twin.get("reproduces") else [])
     rows = ["| torch | result |", "|---|---|"]
-    for rel, r in releases.items():
-        r = r if isinstance(r, dict) else {}
-        shown = f": {scrub(str(r.get('shown', '')))[:100]}" if r.get("result") == "error" else ""
-        rows.append(f"| {md.code(r.get('torch', rel), 60)} | {md.text(str(r.get('result')) + shown, 200)} |")
-    first = rec.get("first_fixed")
-    tail = f"First fixed in {md.text(first, 60)}." if first else (
-        "Not fixed in any release tried." if rec.get("affected") else "")
-    if rec.get("partial"):
+    tails = []
+    for where, part in parts:
+        for rel, r in (part.get("releases") or {}).items():
+            r = r if isinstance(r, dict) else {}
+            if r.get("result") == "not run":  # a CUDA repro on a CPU machine: its CPU twin speaks
+                continue
+            shown = f": {scrub(str(r.get('shown', '')))[:100]}" if r.get("result") == "error" else ""
+            rows.append(f"| {md.code(r.get('torch', rel), 60)}{md.text(where)} | "
+                        f"{md.text(str(r.get('result')) + shown, 200)} |")
+        first = part.get("first_fixed")
+        tails.append(f"First fixed in {md.text(first, 60)}{md.text(where)}." if first else (
+            f"Not fixed in any release tried{md.text(where)}." if part.get("affected") else ""))
+    if len(rows) == 2:
+        return ""
+    tail = " ".join(t for t in tails if t)
+    if rec.get("partial") and not twin.get("reproduces"):
         tail += " Partial: only the releases installed where it was run (a GPU box)."
     return "\n".join(rows) + (f"\n\n{tail.strip()}" if tail.strip() else "")
 

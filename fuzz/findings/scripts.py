@@ -111,15 +111,24 @@ def repro_device(program, ablation: dict | None) -> str | None:
 
 
 def entry_repro_device(entry_dir, program) -> str | None:
-    """`repro_device` of an entry, read from its ablation.json (None without a readable one)."""
-    from fuzz.findings.corpus_files import CorpusFileError, read  # the capped loader: ablation.json is data
+    """"cpu" or None (the program's own device) for an entry's short repro: where `shapefuzz versions` ran
+    the CUDA program's CPU twin (meta.json "versions"."cpu"), whether the twin failed as found decides;
+    else the triage's device row (ablation.json, `repro_device`)."""
+    from fuzz.findings.corpus_files import CorpusFileError, read  # the capped loader: both files are data
 
+    cuda = isinstance(program, Program) and program.device_type() == "cuda"
+    try:
+        versions = read(Path(entry_dir) / "meta.json").get("versions")
+    except CorpusFileError:
+        versions = None
+    twin = versions.get("cpu") if isinstance(versions, dict) else None
+    if isinstance(twin, dict) and "reproduces" in twin:
+        return "cpu" if cuda and twin["reproduces"] is True else None
     try:
         doc = read(Path(entry_dir) / "ablation.json")
     except CorpusFileError:
         return None
     return repro_device(program, doc) if isinstance(doc, dict) else None
-
 
 def _seen_with(d: Path, program) -> dict:
     """The dtypes, ops and devices of every program an entry holds (its
