@@ -15,7 +15,7 @@ def program(x1):
 torch._dynamo.config.assume_static_by_default = False
 compiled = torch.compile(program, backend='inductor', dynamic=True, fullgraph=True, options={**torch._inductor.list_mode_options('max-autotune-no-cudagraphs', True), **{'triton.cudagraphs': True, 'comprehensive_padding': False, 'split_reductions': False, 'triton.persistent_reductions': False}})
 torch.manual_seed(65536000)
-x1 = torch.randn(1, 1, 4, 1, 1).to('cuda')
+x1 = torch.randn(1, 1, 4, 1, 1)
 expected = program(x1)
 actual = compiled(x1)
 torch.testing.assert_close(actual[0], expected[0], rtol=0.0001, atol=0.0001, equal_nan=True,
