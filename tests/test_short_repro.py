@@ -102,11 +102,11 @@ def _corpus_entries():
 
 
 def _generated(e):
-    """The entry's scripts as this generator writes them (a CPU repro where its triage reproduced on CPU)."""
-    from fuzz.findings.scripts import entry_scripts, repro_device
-    from fuzz.findings.triage import load_ablation
+    """The entry's scripts as this generator writes them (a CPU repro where its CPU twin or its triage
+    reproduced it on CPU: scripts.entry_repro_device)."""
+    from fuzz.findings.scripts import entry_repro_device, entry_scripts
 
-    return entry_scripts(e.program, e.verdict, e.signature, device=repro_device(e.program, load_ablation(e.path)))
+    return entry_scripts(e.program, e.verdict, e.signature, device=entry_repro_device(e.path, e.program))
 
 
 def test_the_short_repros_of_the_shipped_programs_are_short_and_plain():
@@ -132,6 +132,9 @@ def test_every_corpus_entry_has_a_short_repro_that_is_its_own_and_inlined_in_its
     for e in entries:
         info = e.meta.get("short_repro") or {}
         stored = (e.path / "repro.py").read_text()
+        if "lines" not in info:  # its short form did not fail standalone where it was checked: the note
+            assert info.get("full_harness") and "--harness" in stored and len(stored.splitlines()) < 15, e.key
+            continue
         assert 0 < info.get("lines", 0) and code_lines(stored) == info["lines"], (e.key, info)
         assert info.get("script") == _digest(stored), f"{e.key}: meta.json describes another repro.py"
         assert info.get("reproduces") is True and info.get("checked"), (e.key, info)  # run standalone once
@@ -160,8 +163,8 @@ def test_a_recompile_is_shown_with_error_on_recompile(tmp_path):
 
 def test_the_cpu_corpus_entries_fail_standalone_here():
     # CPU findings, and CUDA findings whose repro runs on CPU (their triage reproduced them there)
-    cpu = [e for e in _corpus_entries() if e.program.device_type() == "cpu" or
-           "'cuda'" not in (e.path / "repro.py").read_text()]
+    cpu = [e for e in _corpus_entries() if "lines" in (e.meta.get("short_repro") or {}) and (
+        e.program.device_type() == "cpu" or "'cuda'" not in (e.path / "repro.py").read_text())]
     assert len(cpu) >= 3
     for e in cpu:
         ok, shown, _ = check_short_repro((e.path / "repro.py").read_text(), e.verdict, timeout=300)
