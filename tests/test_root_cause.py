@@ -45,6 +45,23 @@ def test_the_dropout_rule_names_the_cause_under_every_symptom_and_nothing_else()
     assert known.match(signature(v, q), v, q) is None
 
 
+def test_the_dropout_rule_blames_only_the_output_or_input_its_result_reaches():
+    """A program that returns a dropout's result beside another output (a planted wrong_strides run,
+    seed 4, case 10: cat's output came back transposed) is not that cause when the other output is
+    the one that differs; nor is a write into an input the dropout never read."""
+    known = KnownIssues.load(SHIPPED)
+    x1 = TensorInput(name="x1", shape=["s0"], dtype="float32")
+    p = program([("relu", ["x1"], {}), DROPOUT, ("unsqueeze", ["v1"], {"dim": 0}), ("zero_", ["v2"], {})],
+                outputs=["v0", "v1"], inputs=[TensorInput(name="x0", shape=["s0"], dtype="float32"), x1])
+    for where, blamed in (("output 1 (v1)", True), ("output 0 (v0)", False), ("output 0", False),
+                          ("input x0", True), ("input x1", False), ("outputs", True)):
+        outcome = Outcome.INPUT_MUTATION if where.startswith("input") else Outcome.STRIDE
+        v = wrong(outcome, where)
+        rule = known.match(signature(v, p), v, p)
+        assert (rule is not None and rule.url.endswith("/115249")) == blamed, where
+        assert escapes(p, "dropout0", where) == blamed, where
+
+
 def test_the_any_rule_needs_a_uint8_operand_under_inductor():
     known = KnownIssues.load(SHIPPED)
     u8 = program([("any", ["x0"], {"dim": 0, "keepdim": False})], dtype="uint8", backend="inductor")

@@ -80,7 +80,7 @@ class Rule:
         if (self.outcomes) and verdict is None:
             return False
         if (self.ops or self.setting or self.device or self.escapes or self.operand_dtypes) and (
-                program is None or not self._fits(program)):
+                program is None or not self._fits(program, verdict.where if verdict is not None else "")):
             return False
         if self.outcome and verdict.outcome.value != self.outcome:
             return False
@@ -106,7 +106,7 @@ class Rule:
                       f"{MATCH_SECONDS} s on a finding's text and counts as no match; simplify it", file=sys.stderr)
             return False
 
-    def _fits(self, program) -> bool:
+    def _fits(self, program, where: str = "") -> bool:
         """The program predicates: ops held, the setting, the device type."""
         held = {c.op for c in getattr(program, "ops", ())} | {s.op for _, s in getattr(program, "steps", list)()}
         if not set(self.ops) <= held:
@@ -115,7 +115,7 @@ class Rule:
             return False
         from fuzz.findings.triggers import escapes, operand_dtypes
 
-        if not all(escapes(program, op) for op in self.escapes):
+        if not all(escapes(program, op, where) for op in self.escapes):
             return False
         if not all(operand_dtypes(program, op) & set(dts) for op, dts in self.operand_dtypes):
             return False

@@ -4,15 +4,18 @@ A known-issue rule that names one minimal program (dropout, then zero_ of its in
 cause seen through another symptom (a slice assignment, a returned alias, a stride check), and each
 such finding became an entry of its own. These predicates describe the cause instead:
 
-    escapes(p, op)          a result of `op` (or a view of it) is returned or written in place: where an
+    escapes(p, op, where)   a result of `op` (or a view of it) is returned or written in place: where an
                             op that returns its input itself in eager (dropout with p=0) is compiled to a
-                            copy, this is when anyone can tell
+                            copy, this is when anyone can tell. Given the verdict's `where`, it must be
+                            there: "output N" is that result; "input X" is X written through it
     operand_dtypes(p, op)   the dtypes of `op`'s first operand wherever the program calls it
 
 They read the program as data (fuzz/program/ir.py) and the op table; nothing runs.
 """
 
 from __future__ import annotations
+
+import re
 
 
 def _aliases(p, root: str) -> set:
@@ -27,21 +30,30 @@ def _aliases(p, root: str) -> set:
     return names
 
 
-def escapes(p, op: str) -> bool:
-    """Some result of `op`, or a view of it, is an output of `p` or the first operand of an in-place op."""
+def escapes(p, op: str, where: str = "") -> bool:
+    """Some result of `op`, or a view of it, is an output of `p` or the first operand of an in-place op.
+    With a verdict's `where` the escape must be the one it names, so that a program which merely holds
+    such an op is not blamed for another output's mismatch: "output N" must be that result (or a view
+    of it); "input X" must be written through it, `op`'s operand being X or a view of X."""
     from fuzz.program.ops import OPS
 
-    outputs = set(getattr(p, "outputs", ()))
+    outputs = list(getattr(p, "outputs", ()))
+    returned, written_input = set(outputs), None
+    if m := re.match(r"output (\d+)\b", where or ""):
+        n = int(m.group(1))
+        returned = {outputs[n]} if n < len(outputs) else set()
+    elif m := re.match(r"input (\w+)$", where or ""):
+        written_input, returned = _aliases(p, m.group(1)), set()
+    in_place = where == "" or not where.startswith("output ") or not returned
     for c in getattr(p, "ops", ()):
-        if c.op != op:
+        if c.op != op or (written_input is not None and not (c.args and c.args[0] in written_input)):
             continue
         held = _aliases(p, c.out)
-        if held & outputs:
+        if held & returned:
             return True
-        for d in p.ops:
-            spec = OPS.ops.get(d.op)
-            if spec is not None and spec.mutates and d.args and d.args[0] in held:
-                return True
+        if in_place and any(d.args and d.args[0] in held and getattr(OPS.ops.get(d.op), "mutates", False)
+                            for d in p.ops):
+            return True
     return False
 
 
