@@ -83,6 +83,29 @@ def test_the_title_names_the_trigger_not_the_neutral_op():
     assert "Tensor.relu_ on an aliased input mutated in place" in report_title(p, _verdict())
     p = program([("item_arange", ["x0"], {"via": "tolist"})], dtype="int64", sizes={"s0": [5]}, backend="inductor")
     assert "on a length read with .tolist()" in report_title(p, _verdict(Outcome.COMPILED_ERROR, exc_type="E"))
+    # a clamp bound read with .item() sizes nothing (a CUDA campaign's title called it a length)
+    p = program([("item_clamp", ["x0"], {"via": "item", "bound": "min"})], sizes={"s0": [5]}, backend="inductor")
+    assert "on a value read with .item()" in report_title(p, _verdict(Outcome.COMPILED_ERROR, exc_type="E"))
+
+
+def test_a_failed_compiler_command_is_named_by_its_program_and_status_not_its_temp_paths():
+    p = program([("logical_and", ["x0", "x0"], {})], sizes={"s0": [4]}, backend="inductor")
+    v = _verdict(Outcome.COMPILED_ERROR, exc_type="subprocess.CalledProcessError",
+                 message="Command '['/opt/gcc/bin/g++', '/tmp/st/w2/inductor/sc/abc.main.cpp', '-O3', '-o', "
+                         "'/tmp/st/w2/abc.main.so']' returned non-zero exit status 1.")
+    title = report_title(p, v)
+    assert title == "[inductor] torch.logical_and fails to build: g++ exits with status 1", title
+
+
+def test_a_title_names_the_compile_option_the_bug_needs():
+    """Triage flipped triton.cudagraphs off and the bug went away: the title says it needs it; an option
+    whose flip changed nothing is not named."""
+    p = program(RELU, sizes={"s0": [5]}, backend="inductor")
+    p.settings.options = {"triton.cudagraphs": True, "max_autotune": False}
+    v = _verdict(Outcome.COMPILED_ERROR, exc_type="AssertionError")
+    assert report_title(p, v, {"flags_turning_off": [{"triton.cudagraphs": False}]}).endswith(
+        "(triton.cudagraphs=True)")
+    assert "cudagraphs" not in report_title(p, v, {"flags_turning_off": []})
 
 
 def _static_one_call(p, v) -> bool:

@@ -197,3 +197,18 @@ def test_the_short_repros_inputs_are_the_values_the_judge_saw():
             shares = [[a.untyped_storage().data_ptr() == c.untyped_storage().data_ptr() for c in got] for a in got]
             assert shares == [[a.untyped_storage().data_ptr() == c.untyped_storage().data_ptr() for c in want]
                               for a in want], (e.key, call)
+
+
+def test_the_call_loop_binds_only_the_size_symbols_an_input_shape_names():
+    """A shrunk program can keep a schedule symbol no dim uses any more (a CUDA campaign's repro read
+    `for call, s1 in enumerate([1, 1])` with s1 unused): the loop binds what the inputs name."""
+    from fuzz.judge.verdict import Outcome, Stage, Verdict
+
+    p = program([("relu", ["x0"], {})], sizes={"s0": [3, 5], "s1": [1, 1]})
+    v = Verdict(outcome=Outcome.DIVERGENCE, stage=Stage.COMPARE, call=1, sizes={"s0": 5, "s1": 1},
+                where="output 0 (v0)", recompiles=2)
+    src = short_repro_source(p, v)
+    assert "for call, s0 in enumerate([3, 5]):" in src and "s1" not in src, src
+    p = program([("relu", ["x0"], {})], shape=(4,), sizes={"s1": [1, 1]})
+    src = short_repro_source(p, v)
+    assert src is None or "s1" not in src, src

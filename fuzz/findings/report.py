@@ -233,6 +233,9 @@ _LAYOUT_PHRASE = {"offset": "a storage-offset input", "transposed": "a transpose
                   "overlapping": "a self-overlapping (as_strided) input"}
 
 
+_ITEM_AS_LENGTH = ("item_narrow", "item_arange", "item_pad")  # ops whose .item() value sizes a tensor
+
+
 def trigger(p: Program) -> str:
     """What sets the bug off beyond its ops, as a phrase ("an aliased input mutated in place", "a length read with
     .tolist()", "an input with a storage offset"), or "": the features the shrinker could not take away."""
@@ -242,9 +245,11 @@ def trigger(p: Program) -> str:
     parts = []
     if any(x.alias is not None for x in p.inputs) and any(s.mutates for _, s in specs):
         parts.append("an aliased input mutated in place")
-    reads = [c.params.get("via") for c, s in specs if c.op.startswith("item_")]
+    reads = [(c.op, c.params.get("via")) for c, s in specs if c.op.startswith("item_")]
     if reads:
-        parts.append(f"a length read with .{reads[0] if reads[0] in ('item', 'tolist') else 'item'}()")
+        op, via = reads[0]
+        noun = "length" if op in _ITEM_AS_LENGTH else "value"  # item_clamp's bound, item_full's fill: no size
+        parts.append(f"a {noun} read with .{via if via in ('item', 'tolist') else 'item'}()")
     elif any(s.family == "data" for _, s in specs):
         parts.append("a data-dependent (unbacked) size")
     layouts = [x.layout for x in p.inputs if x.alias is None and x.layout in _LAYOUT_PHRASE]
@@ -258,9 +263,15 @@ def _first_line(text: str, limit: int = 90) -> str:
     return line if len(line) <= limit else line[: limit - 3].rstrip() + "..."
 
 
+# subprocess.CalledProcessError's text: the compiler Inductor's C++ backend ran, and its exit status
+_FAILED_COMMAND = re.compile(r"Command '\['([^']+)'.*' returned non-zero exit status (-?\d+)", re.S)
+
+
 def _symptom(v: Verdict) -> str:
     exc = v.exc_type.rsplit(".", 1)[-1] if v.exc_type else ""
     if v.outcome is Outcome.COMPILED_ERROR:
+        if m := _FAILED_COMMAND.match(v.message or ""):  # a command line of temp paths says nothing
+            return f"fails to build: {m.group(1).rsplit('/', 1)[-1]} exits with status {m.group(2)}"
         head = _first_line(scrub(v.message), 60).replace('"', "'")
         return (f'raises {exc} "{head}"' if head else f"raises {exc}") if exc else "raises"
     if v.outcome is Outcome.EAGER_ERROR:
@@ -304,7 +315,19 @@ def report_title(p: Program, v: Verdict, summary: dict | None = None) -> str:
         where = f" {dynamic}" if dynamic else ""
     shown = shown_sizes(p, v, summary)
     at = f" at {_sizes_text(shown)}" if shown else ""
-    return scrub(f"{tags} {ops}{where} {_symptom(v)}{at}")
+    needed = needed_options(p, summary)
+    under = f" ({', '.join(f'{k}={v!r}' for k, v in needed.items())})" if needed else ""
+    return scrub(f"{tags} {ops}{where} {_symptom(v)}{at}{under}")
+
+
+def needed_options(p: Program, summary: dict | None) -> dict:
+    """The program's compile options that the bug needs: those whose flip alone made it pass in triage
+    (ablation's flags_turning_off), with the program's values. A title names them: a cudagraphs-only bug
+    is filed under cudagraphs."""
+    options = p.settings.options or {}
+    flips = (summary or {}).get("flags_turning_off") or []
+    keys = [k for flip in flips if isinstance(flip, dict) and len(flip) == 1 for k in flip]
+    return {k: options[k] for k in keys if k in options}
 
 
 def _custom_backend(p: Program) -> str | None:

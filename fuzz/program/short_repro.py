@@ -181,7 +181,8 @@ def _inputs_at(p: Program, call: int | None, device: str, marks: bool) -> list[s
 
 def _loop_head(p: Program, calls: int) -> str:
     """`for ...:` over the first `calls` calls of the schedule, binding the size symbols."""
-    syms = list(p.sizes)
+    used = {d for x in p.inputs for d in x.shape if isinstance(d, str)}
+    syms = [s for s in p.sizes if s in used]  # a symbol no shape names would be an unused loop variable
     if not syms:
         return f"for call in range({calls}):"
     rows = [tuple(p.sizes[s][c] for s in syms) for c in range(calls)]
