@@ -62,15 +62,16 @@ def mark_styles(x, sizes: dict) -> st.SearchStrategy:
     that holds every size of the schedule (a range the program honours).
     Shrinks towards (False, {})."""
     dims = [d for d, m in enumerate(x.marks) if m == "dynamic" and isinstance(x.shape[d], str)]
+    return _mark_style(x, sizes, dims)
 
-    @st.composite
-    def draw(d):
-        negative = d(st.sampled_from((False, False, True))) if x.marks and any(m != "static" for m in x.marks) \
-            else False
-        ranges = {}
-        for dim in dims:
-            if d(st.sampled_from((False, False, True))):
-                vals = sizes[x.shape[dim]]
-                ranges[str(dim)] = [max(min(vals), 2) if min(vals) >= 2 else 0, max(vals) + d(st.sampled_from((0, 64)))]
-        return negative, ranges
-    return draw()
+
+@st.composite  # at module level: one decorated inside mark_styles was decorated again at every call
+def _mark_style(d, x, sizes: dict, dims: list):
+    negative = d(st.sampled_from((False, False, True))) if x.marks and any(m != "static" for m in x.marks) \
+        else False
+    ranges = {}
+    for dim in dims:
+        if d(st.sampled_from((False, False, True))):
+            vals = sizes[x.shape[dim]]
+            ranges[str(dim)] = [max(min(vals), 2) if min(vals) >= 2 else 0, max(vals) + d(st.sampled_from((0, 64)))]
+    return negative, ranges

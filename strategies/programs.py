@@ -257,26 +257,28 @@ def aliases(inputs: list, sizes: dict, calls: int, *, name: str) -> st.SearchStr
     the same tensor, x[...], a transpose, a narrow window, or elements just
     before an offset input; its aliasing at times switched off for some calls.
     Shrinks towards None, then the simplest view ("same"), aliased at every call."""
-    @st.composite
-    def draw(d):
-        if not d(st.sampled_from(_ALIAS)):
-            return None
-        base = d(st.sampled_from(inputs))
-        options = [{"view": "same"}, {"view": "view"}]
-        if len(base.shape) >= 2:
-            options.append({"view": "transpose"})
-        for dim, n in enumerate(base.shape):
-            low = min(sizes[n]) if isinstance(n, str) else n
-            if low >= 2:
-                options.append({"view": "narrow", "dim": dim, "start": 1, "length": min(low - 1, 2)})
-        if base.layout == "offset":
-            options.append({"view": "before", "length": base.offset})
-        alias = {"of": base.name, **d(st.sampled_from(options))}
-        per_call = d(st.sampled_from([None, None, "alternate"]))
-        if per_call:
-            alias["calls"] = [i % 2 == 0 for i in range(calls)]
-        return TensorInput(name=name, shape=view_shape(alias, base), dtype=base.dtype, alias=alias)
-    return draw()
+    return _alias(inputs, sizes, calls, name)
+
+
+@st.composite  # at module level: one decorated inside aliases was decorated again at every call
+def _alias(d, inputs: list, sizes: dict, calls: int, name: str):
+    if not d(st.sampled_from(_ALIAS)):
+        return None
+    base = d(st.sampled_from(inputs))
+    options = [{"view": "same"}, {"view": "view"}]
+    if len(base.shape) >= 2:
+        options.append({"view": "transpose"})
+    for dim, n in enumerate(base.shape):
+        low = min(sizes[n]) if isinstance(n, str) else n
+        if low >= 2:
+            options.append({"view": "narrow", "dim": dim, "start": 1, "length": min(low - 1, 2)})
+    if base.layout == "offset":
+        options.append({"view": "before", "length": base.offset})
+    alias = {"of": base.name, **d(st.sampled_from(options))}
+    per_call = d(st.sampled_from([None, None, "alternate"]))
+    if per_call:
+        alias["calls"] = [i % 2 == 0 for i in range(calls)]
+    return TensorInput(name=name, shape=view_shape(alias, base), dtype=base.dtype, alias=alias)
 
 
 class _Draft:

@@ -39,19 +39,20 @@ def shapes(sizes: dict, *, min_rank: int = 0, max_rank: int = 5, max_numel: int 
     check_range("min_rank", min_rank, "max_rank", max_rank)
     ranks = [r for r in RANK_CHOICES if min_rank <= r <= max_rank]
 
-    @st.composite
-    def draw(draw_):
-        rank = draw_(st.sampled_from(ranks))
-        shape, numel = [], 1
-        for _ in range(rank):
-            opts = [s for s in sizes if numel * max(max(sizes[s]), 1) <= max_numel]
-            opts += [n for n in (1, 2, 3, 4) if numel * n <= max_numel]
-            d = draw_(st.sampled_from(opts))
-            numel *= max(max(sizes[d]), 1) if isinstance(d, str) else d
-            shape.append(d)
-        return shape
+    return _shape(sizes, ranks, max_numel)
 
-    return draw()
+
+@st.composite
+def _shape(draw_, sizes: dict, ranks: list, max_numel: int):
+    rank = draw_(st.sampled_from(ranks))
+    shape, numel = [], 1
+    for _ in range(rank):
+        opts = [s for s in sizes if numel * max(max(sizes[s]), 1) <= max_numel]
+        opts += [n for n in (1, 2, 3, 4) if numel * n <= max_numel]
+        d = draw_(st.sampled_from(opts))
+        numel *= max(max(sizes[d]), 1) if isinstance(d, str) else d
+        shape.append(d)
+    return shape
 
 
 def tensor_inputs(sizes: dict, *, name: str = "x0", dtypes=D.ALL, min_rank: int = 0, max_rank: int = 5,
@@ -63,12 +64,13 @@ def tensor_inputs(sizes: dict, *, name: str = "x0", dtypes=D.ALL, min_rank: int 
         from hypothesis.errors import InvalidArgument
         raise InvalidArgument(f"dtypes={dtypes!r} has none of {D.ALL}")
 
-    @st.composite
-    def draw(draw_):
-        shape = draw_(shapes(sizes, min_rank=min_rank, max_rank=max_rank))
-        return draw_(input_like(name, shape, draw_(st.sampled_from(dts)), layouts=layouts))
+    return _tensor_input(sizes, name, dts, min_rank, max_rank, layouts)
 
-    return draw()
+
+@st.composite
+def _tensor_input(draw_, sizes, name, dts, min_rank, max_rank, layouts):
+    shape = draw_(shapes(sizes, min_rank=min_rank, max_rank=max_rank))
+    return draw_(input_like(name, shape, draw_(st.sampled_from(dts)), layouts=layouts))
 
 
 def layouts(shape: list, allowed=LAYOUTS) -> st.SearchStrategy:
@@ -79,32 +81,35 @@ def layouts(shape: list, allowed=LAYOUTS) -> st.SearchStrategy:
     fits = {"contiguous": True, "transposed": rank >= 2, "offset": True, "expanded": rank >= 1,
             "channels_last": rank in (4, 5), "permuted": rank >= 2, "strided": rank >= 1, "overlapping": rank >= 1}
 
-    @st.composite
-    def draw(draw_):
-        layout = draw_(st.sampled_from([name for name in LAYOUTS if fits[name] and name in allowed]))
-        f = {"layout": layout}
-        if layout in ("expanded", "strided"):
-            f["layout_dim"] = draw_(st.integers(0, rank - 1))
-        if layout == "offset":
-            f["offset"] = draw_(st.sampled_from(OFFSETS))
-        if layout == "strided":
-            f["step"] = draw_(st.sampled_from(STEPS))
-        if layout == "permuted":
-            f["perm"] = draw_(st.permutations(list(range(rank))))
-        return f
+    return _layout_fields(rank, [name for name in LAYOUTS if fits[name] and name in allowed])
 
-    return draw()
+
+# Module-level composites taking arguments: a composite decorated inside a function is decorated again
+# on every call, and Hypothesis then reads and tokenizes its source each time (40% of drawing time).
+@st.composite
+def _layout_fields(draw_, rank: int, choices: list):
+    layout = draw_(st.sampled_from(choices))
+    f = {"layout": layout}
+    if layout in ("expanded", "strided"):
+        f["layout_dim"] = draw_(st.integers(0, rank - 1))
+    if layout == "offset":
+        f["offset"] = draw_(st.sampled_from(OFFSETS))
+    if layout == "strided":
+        f["step"] = draw_(st.sampled_from(STEPS))
+    if layout == "permuted":
+        f["perm"] = draw_(st.permutations(list(range(rank))))
+    return f
 
 
 def input_like(name: str, shape: list, dtype: str, layouts=LAYOUTS) -> st.SearchStrategy:
     """A TensorInput of a given shape and dtype; its layout (one of `layouts`) and scale drawn."""
-    allowed = layouts
+    return _input_like(name, shape, dtype, layouts)
 
-    @st.composite
-    def draw(draw_):
-        return TensorInput(name=name, shape=list(shape), dtype=dtype, **draw_(_layouts(shape, allowed)),
-                           scale=draw_(st.sampled_from(SCALES)))
-    return draw()
+
+@st.composite
+def _input_like(draw_, name, shape, dtype, allowed):
+    return TensorInput(name=name, shape=list(shape), dtype=dtype, **draw_(_layouts(shape, allowed)),
+                       scale=draw_(st.sampled_from(SCALES)))
 
 
 _layouts = layouts  # input_like's parameter of the same name hides it
