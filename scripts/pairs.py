@@ -320,9 +320,10 @@ class Feasibility:
 
 
 def coverage(programs: list, feasibility: Feasibility, device_type: str = "cpu", modes=(None,)) -> dict:
-    """grain -> {"seen", "feasible", "share", "missing", "search_recall"}: the feasible pairs the programs hold,
-    and the feasible ones they miss. A pair they hold is feasible (every drawn program type checks); the search
-    runs on those too, and the share of them it finds (search_recall) tells how many feasible pairs it may miss."""
+    """grain -> {"seen", "feasible", "share", "missing", "search_recall", "search_missed"}: the feasible pairs
+    the programs hold, and the feasible ones they miss. A pair they hold is feasible (every drawn program type
+    checks); the search runs on those too, and the share of them it finds (search_recall; search_missed, those
+    it did not) tells how many feasible pairs it may miss."""
     seen = {"op": set(), "family": set()}
     for p in programs:
         for grain, pairs in pairs_of(p).items():
@@ -335,5 +336,6 @@ def coverage(programs: list, feasibility: Feasibility, device_type: str = "cpu",
         feasible = len(held) + len(missing)
         out[grain] = {"seen": len(held), "feasible": feasible,
                       "share": round(len(held) / feasible, 4) if feasible else None, "missing": missing,
-                      "search_recall": round(len(held & found) / len(held), 4) if held else None}
+                      "search_recall": round(len(held & found) / len(held), 4) if held else None,
+                      "search_missed": sorted(held - found)}
     return out

@@ -270,6 +270,9 @@ def print_pairs(cov: dict) -> None:
               f"({100 * c['share']:.1f}%); {len(c['missing'])} missing; the search found "
               f"{100 * c['search_recall']:.1f}% of the pairs the programs hold")
     for grain, c in cov.items():
+        if c["search_missed"]:
+            print(f"held but not found by the search ({grain} grain): "
+                  + ", ".join(f"{f} x {op}" for f, op in c["search_missed"]))
         by_feature: dict = {}
         for f, op in c["missing"]:
             by_feature.setdefault(f, []).append(op)
