@@ -268,7 +268,7 @@ def print_pairs(cov: dict) -> None:
     for grain, c in cov.items():
         print(f"pairwise coverage ({grain} grain): {c['seen']} of {c['feasible']} feasible pairs "
               f"({100 * c['share']:.1f}%); {len(c['missing'])} missing; the search found "
-              f"{100 * c['search_recall']:.1f}% of the pairs the programs hold")
+              f"{100 * c['search_recall']:.2f}% of the pairs the programs hold")
     for grain, c in cov.items():
         if c["search_missed"]:
             print(f"held but not found by the search ({grain} grain): "
