@@ -83,6 +83,10 @@ def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path):
     entries = sorted(d for d in os.listdir(corpus) if not d.startswith(".") and d != "known_issues.json")
     # a finding a known-issue rule names has no entry
     assert entries == sorted({f["key"] for f in lines(state / "findings.jsonl") if not f.get("known")})
+    # each finding case keeps its program, named by its case line, the resumed ones too
+    rows = {c["i"]: c for c in lines(state / "cases.jsonl")}
+    for i, _ in findings:
+        assert rows[i]["program"] == f"programs/{i}.json" and (state / rows[i]["program"]).is_file()
     print(f"killed after {killed_at}/{n} cases; resumed to {len(cases)} cases, {len(findings)} findings, "
           f"{len(entries)} corpus entries (reference: {len(ref_findings)} findings)")
 
