@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import random
 import zlib
+
 from fuzz.program import dtypes as D
 from fuzz.program.ir import MARKS, OpCall, Program, ProgramError, RunSettings, TensorInput
 from fuzz.program.layouts import LAYOUT_TABLE, LAYOUTS, OFFSETS, VIEWS, view_shape
@@ -125,6 +126,7 @@ SIZES = {"s0": [3, 6, 9], "s1": [4, 5, 8]}
 SHAPES = (["s0", "s1"], ["s0"], [2, "s0", "s1"], [2, 3, "s0", "s1"], [2, 3, 2, "s0", "s1"], [], ["s1", 4],
           [3, "s0"], [4], [2, 3], ["s0", 1], [1, "s0"], [2, 1, "s0"], [1, 4, "s0", "s1"], [2, 8, "s0", "s1"])
 DTYPES = ("float32", "int64", "bool", "float16", "uint8", "float64", "bfloat16", "int32", "int8", "int16")
+assert set(DTYPES) == set(DTYPE_CLASS) == set(D.ALL), "a dtype this file does not class"
 PRODUCED = 4  # witness values of a producer family per input shape and dtype, at most
 DRAWS = 4  # param draws per witness value
 WITNESSES = 6  # witness values a pair's search draws params for, at most
@@ -279,9 +281,9 @@ class Feasibility:
         else:
             if spec.arity < 2:
                 return None
-            lead = _input(f"x{len(inputs)}", [d.const if d.is_literal else d.base for d in a.shape], a.dtype)
-            if not all(d.is_literal or d.is_symbol for d in a.shape):
+            if not all(d.is_literal or d.is_symbol for d in a.shape):  # an input cannot have a derived size
                 return None
+            lead = _input(f"x{len(inputs)}", [d.const if d.is_literal else d.base for d in a.shape], a.dtype)
             inputs.append(lead)
             lead_info = typecheck(self._program(inputs))[lead.name]
             if not spec.applicable(lead_info, values + [lead_info]) or not spec.fits([lead_info], a):
