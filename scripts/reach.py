@@ -2,8 +2,12 @@
 (issue 27), as a share of the cases where it applies: draws the programs
 `shapefuzz run` would generate (same strategy, seed and order) and, for each
 row of REACH, counts the programs it applies to and those that have it.
+With --pairs, also the pairwise coverage of the same programs (issue 40): the
+share of feasible (feature of a value, op that consumes it) pairs they hold,
+and the missing pairs (scripts/pairs.py says what a pair and feasible are).
 
     PYTHONPATH=. .venv/bin/python scripts/reach.py --count 3000 --seed 1 [--swarm]
+    PYTHONPATH=. .venv/bin/python scripts/reach.py --count 2000 --seed 0 --pairs [--json]
 """
 
 from __future__ import annotations
@@ -226,6 +230,57 @@ REACH = {
 }
 
 
+def _load_cache(path: str, key: dict) -> dict:
+    """The feasibility answers a --cache file holds for this backend, device and op set ({} otherwise)."""
+    import os
+
+    from fuzz.datafile import DataFileError, read_json
+
+    if not os.path.exists(path):
+        return {}
+    try:
+        d = read_json(path, 50_000_000)
+    except DataFileError as e:
+        raise SystemExit(f"reach.py: {e}") from None
+    answers = d.get("answers") if isinstance(d, dict) and d.get("key") == key else None
+    if not isinstance(answers, dict):
+        return {}  # another backend, device or op set: searched again
+    return {k: v for k, v in answers.items() if isinstance(k, str) and isinstance(v, bool)}
+
+
+def pair_report(progs, cfg, cache: str | None) -> dict:
+    """--pairs: pairwise coverage of progs (scripts/pairs.py), by grain."""
+    import json
+
+    import pairs
+    from fuzz.devices import device_type
+    from fuzz.files import write_atomic
+
+    key = {"backend": cfg.backend, "device": cfg.device, "ops": sorted(o.name for o in OPS)}
+    feas = pairs.Feasibility(cfg.backend, cfg.device, cache=_load_cache(cache, key) if cache else None)
+    out = pairs.coverage(progs, feas, device_type(cfg.device), cfg.resolved_modes())
+    if cache:
+        write_atomic(cache, json.dumps({"key": key, "answers": feas.answers}))
+    return out
+
+
+def print_pairs(cov: dict) -> None:
+    for grain, c in cov.items():
+        print(f"pairwise coverage ({grain} grain): {c['seen']} of {c['feasible']} feasible pairs "
+              f"({100 * c['share']:.1f}%); {len(c['missing'])} missing; the search found "
+              f"{100 * c['search_recall']:.2f}% of the pairs the programs hold")
+    for grain, c in cov.items():
+        if c["search_missed"]:
+            print(f"held but not found by the search ({grain} grain): "
+                  + ", ".join(f"{f} x {op}" for f, op in c["search_missed"]))
+        by_feature: dict = {}
+        for f, op in c["missing"]:
+            by_feature.setdefault(f, []).append(op)
+        print(f"missing pairs ({grain} grain), by feature:")
+        for f, ops in by_feature.items():
+            print(f"  {f} ({len(ops)}): {', '.join(ops)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", default="inductor")
@@ -233,6 +288,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--count", type=int, default=3000)
     ap.add_argument("--swarm", action="store_true", help="as `shapefuzz run --swarm` draws")
+    ap.add_argument("--pairs", action="store_true", help="also the pairwise coverage and the missing pairs")
+    ap.add_argument("--cache", help="--pairs: a JSON file keeping the feasibility answers between runs")
+    ap.add_argument("--json", action="store_true", help="print the rows (and pairs) as JSON")
     args = ap.parse_args()
 
     from fuzz.campaign.driver import CampaignConfig, campaign_strategy
@@ -240,13 +298,25 @@ def main() -> None:
 
     cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, swarm=args.swarm)
     progs = list(generate(campaign_strategy(cfg), seed_=cfg.seed, count=args.count))
-    print(f"{len(progs)} programs: backend {args.backend}, device {args.device}, seed {args.seed}"
-          + (", swarm" if args.swarm else ""))
+    rows = {}
     for name, (applies, has) in REACH.items():
         where = [p for p in progs if applies(p)]
-        hits = sum(1 for p in where if has(p))
-        share = f"{100 * hits / len(where):.1f}%" if where else "-"
-        print(f"  {name}: {hits} of {len(where)} cases where it applies ({share}); {hits} of {len(progs)} in all")
+        rows[name] = {"applies": len(where), "has": sum(1 for p in where if has(p))}
+    cov = pair_report(progs, cfg, args.cache) if args.pairs else None
+    if args.json:
+        import json
+
+        print(json.dumps({"programs": len(progs), "backend": args.backend, "device": args.device, "seed": args.seed,
+                          "swarm": args.swarm, "rows": rows, **({"pairs": cov} if cov else {})}, indent=1))
+        return
+    print(f"{len(progs)} programs: backend {args.backend}, device {args.device}, seed {args.seed}"
+          + (", swarm" if args.swarm else ""))
+    for name, r in rows.items():
+        share = f"{100 * r['has'] / r['applies']:.1f}%" if r["applies"] else "-"
+        print(f"  {name}: {r['has']} of {r['applies']} cases where it applies ({share}); "
+              f"{r['has']} of {len(progs)} in all")
+    if cov:
+        print_pairs(cov)
 
 
 if __name__ == "__main__":

@@ -83,6 +83,10 @@ def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path):
     entries = sorted(d for d in os.listdir(corpus) if not d.startswith(".") and d != "known_issues.json")
     # a finding a known-issue rule names has no entry
     assert entries == sorted({f["key"] for f in lines(state / "findings.jsonl") if not f.get("known")})
+    # each finding case keeps its program, named by its case line, the resumed ones too
+    rows = {c["i"]: c for c in lines(state / "cases.jsonl")}
+    for i, _ in findings:
+        assert rows[i]["program"] == f"programs/{i}.json" and (state / rows[i]["program"]).is_file()
     print(f"killed after {killed_at}/{n} cases; resumed to {len(cases)} cases, {len(findings)} findings, "
           f"{len(entries)} corpus entries (reference: {len(ref_findings)} findings)")
 
@@ -552,3 +556,55 @@ def test_state_resumes_generation_at_the_batch_of_the_first_unjudged_case(tmp_pa
         f.write('{"batch": "x"}\n')
     with pytest.raises(StateError, match="batches.jsonl"):
         CampaignState.open(str(tmp_path / "s"), {"seed": 0})
+
+
+@pytest.mark.campaign
+def test_a_known_rule_hit_is_traced_from_cases_jsonl_to_its_rule_and_program(tmp_path):
+    """Issue 40's audit trail: a finding a known-issues rule matches names the rule in its cases.jsonl line,
+    and its program is kept in the state dir (the case again where the seed draws another stream): the
+    program file is the one drawn, and judged again it shows the same finding."""
+    from fuzz.campaign.driver import CampaignConfig, campaign_strategy, run_campaign
+    from fuzz.campaign.generate import generate
+    from fuzz.campaign.progress import Progress
+    from fuzz.campaign.state import case_program
+    from fuzz.judge.runner import run_case
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    url = "https://example.org/planted-corrupt-large"
+    (corpus / "known_issues.json").write_text(json.dumps([{"outcome": "divergence", "url": url, "note": "planted"}]))
+    cfg = CampaignConfig(backend=PLANTED, seed=4, max_cases=3, state_dir=str(tmp_path / "st"),
+                         corpus_dir=str(corpus), workers=0, shrink=False, triage=False)
+    run_campaign(cfg, progress=Progress(live=False))  # corrupt_large shows at case 2 of seed 4 (CASES above)
+    rows = lines(tmp_path / "st" / "cases.jsonl")
+    hits = [r for r in rows if r.get("known")]
+    assert hits, rows
+    assert all(r["known"] == url and r["program"] == f"programs/{r['i']}.json" for r in hits)
+    assert not any("program" in r for r in rows if r["outcome"] == "ok")  # only finding cases keep theirs
+    assert {f["i"] for f in lines(tmp_path / "st" / "findings.jsonl") if f["known"] == url} == {r["i"] for r in hits}
+    i = hits[0]["i"]
+    kept = case_program(str(tmp_path / "st"), i)
+    drawn = list(generate(campaign_strategy(cfg), seed_=cfg.seed, count=i + 1))[i]
+    assert kept.to_dict() == drawn.to_dict()
+    assert run_case(kept).outcome.value == hits[0]["outcome"]
+    stats = subprocess.run([sys.executable, "-m", "fuzz", "stats", str(tmp_path / "st"), "--json"], env=env(),
+                           capture_output=True, text=True, timeout=120)
+    assert stats.returncode == 0 and json.loads(stats.stdout)["known_by_rule"] == {url: len(hits)}
+
+
+def test_a_kept_program_is_read_back_as_untrusted_data(tmp_path):
+    from fuzz.campaign.state import case_program, StateError
+
+    (tmp_path / "programs").mkdir()
+    with pytest.raises(StateError, match="no program kept for case 0"):
+        case_program(str(tmp_path), 0)
+    (tmp_path / "programs" / "0.json").write_text('{"schema": 1, "schema": 2}')
+    with pytest.raises(StateError, match="duplicate key"):
+        case_program(str(tmp_path), 0)
+    (tmp_path / "elsewhere.json").write_text("{}")
+    os.symlink(tmp_path / "elsewhere.json", tmp_path / "programs" / "1.json")
+    with pytest.raises(StateError, match="symlink"):
+        case_program(str(tmp_path), 1)
+    (tmp_path / "programs" / "2.json").write_text('{"inputs": "import os"}')
+    with pytest.raises(StateError, match="2.json"):
+        case_program(str(tmp_path), 2)

@@ -4,7 +4,9 @@ matches, else record it in the corpus and queue its follow-up jobs, then log
 the case. A finding whose minimal key needs no shrink (an exception named by
 its message) and is held already -- by an entry, or a rule -- is counted
 there: no entry, no follow-ups. A verdict that says the disk is full stops
-the campaign before any of it is written (fuzz/campaign/disk.py)."""
+the campaign before any of it is written (fuzz/campaign/disk.py). A finding's
+program is kept in the state dir and its case line names it and the rule
+that knew it (fuzz/campaign/state.py)."""
 
 from __future__ import annotations
 
@@ -55,16 +57,19 @@ class Recorder:
         v = Verdict.from_dict(vd)
         if says_disk_full(v.message):  # not a finding: the compiler could not write
             raise disk_full(f"case {i}: {v.summary()[:160]}")
-        if v.is_finding:
-            self._finding(i, v, p, info)
+        known_as, programs = None, None
+        if v.is_finding:  # its program kept first: a kill before the log lines judges the case again
+            programs = self.state.record_programs(i, judged, p if p is not judged else None)
+            known_as = self._finding(i, v, p, info)
         new = self.state.new_lines(info["coverage"]) if "coverage" in info else None
         # the pool line first: killed before coverage.txt has the lines, a resume finds them new again
         origin = self.guide.record(i, judged, len(new) if new is not None else None) if self.guide else None
         new_lines = self.state.add_lines(new) if new is not None else None
         self.state.record_case(i, vd, info.get("wall"), sync=v.is_finding, node=info.get("node"), new_lines=new_lines,
-                               origin=origin)
+                               origin=origin, known=known_as, programs=programs)
 
-    def _finding(self, i, v, p, info) -> None:
+    def _finding(self, i, v, p, info) -> str | None:
+        """Record a finding; the name of the known-issues rule it matched, if one did."""
         state, corpus, known = self.state, self.corpus, self.known
         sig = signature(v, p)
         self.confirmed.add(sig.key)  # a finding verdict held on its rerun (else it is FLAKY)
@@ -92,3 +97,4 @@ class Recorder:
         if state.record_finding(i, v.outcome.value, sig.key, sig.text, known_as, entry, is_new) and (is_new or rule):
             tag = f"known ({known_as})" if rule else "NEW"
             self.progress.note(f"[{i}] {tag} {v.summary()[:300]}" + (f"\n      -> {entry}" if is_new else ""))
+        return known_as

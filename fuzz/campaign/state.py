@@ -4,7 +4,16 @@ state_dir/
   config.json     the campaign's identity (backend, device, seed, strategy
                   options): resuming with another config is refused
   cases.jsonl     one line per judged case, appended as it completes; the
-                  source of truth for counters and for what to skip on resume
+                  source of truth for counters and for what to skip on resume.
+                  A finding's line names its program file ("program") and,
+                  when a known-issues rule matched it, the rule ("known": its
+                  URL, else "known-issues rule N")
+  programs/       a finding case's program as judged, <case index>.json (and
+                  <case index>.finding.json when the finding is of another
+                  form: a history-dependent step finding's standalone one), so
+                  the case can be had again where the seed draws another stream
+                  (another Python, torch or Hypothesis); one file per finding
+                  case, a few KB each (`shapefuzz check STATE/programs/I.json`)
   findings.jsonl  one line per finding (case index, signature, new/known),
                   written and fsynced before the case line
   state.json      a snapshot of the counters for `shapefuzz stats` (derived;
@@ -46,7 +55,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from fuzz.campaign.errors import StateError  # re-exported: callers import it from here
-from fuzz.files import write_atomic
+from fuzz.files import dumps, write_atomic
+
+PROGRAMS = "programs"  # the finding cases' programs, one file per case
 
 LOCK = "lock"
 # The fields each log's records must have, with their types.
@@ -300,6 +311,18 @@ class CampaignState:
             self.new_signatures.add(key)
         return True
 
+    def record_programs(self, i: int, judged, finding=None) -> dict:
+        """Keep finding case i's program (and the finding's own form, when another) under programs/, written
+        atomically before the case's log lines; the paths relative to the state dir, as cases.jsonl names them."""
+        os.makedirs(self.path(PROGRAMS), exist_ok=True)
+        out = {}
+        for field_, suffix, p in (("program", "", judged), ("finding_program", ".finding", finding)):
+            if p is not None:
+                rel = os.path.join(PROGRAMS, f"{i}{suffix}.json")
+                write_atomic(self.path(rel), dumps(p.to_dict()))  # as a corpus entry stores it
+                out[field_] = rel
+        return out
+
     def new_lines(self, lines) -> list:
         """Of a case's compiler lines (fuzz/judge/coverage.py), those no case had reached."""
         return sorted({x for x in lines if isinstance(x, str) and "\n" not in x} - self.lines)
@@ -323,7 +346,8 @@ class CampaignState:
             self.lineage[f"{kind}_reaching_new"] += _number(rec["new_lines"]) > 0
 
     def record_case(self, i: int, verdict: dict, worker_seconds: float | None, sync: bool = False,
-                    node: str | None = None, new_lines: int | None = None, origin: dict | None = None) -> None:
+                    node: str | None = None, new_lines: int | None = None, origin: dict | None = None,
+                    known: str | None = None, programs: dict | None = None) -> None:
         rec = {"i": i, "outcome": verdict["outcome"], "seconds": round(worker_seconds or verdict.get("seconds", 0), 4),
                "compile_seconds": round(verdict.get("compile_seconds", 0.0), 4),
                "recompiles": verdict.get("recompiles", 0),
@@ -332,6 +356,9 @@ class CampaignState:
             rec["new_lines"] = new_lines
         if origin is not None:  # --guided: a mutant's parent case and edits (fuzz/campaign/guide.py)
             rec.update(origin)
+        if known is not None:  # the known-issues rule the finding matched (Rule.name)
+            rec["known"] = known
+        rec.update(programs or {})  # a finding's program files (record_programs)
         self._count_lineage(rec)
         if node is not None:  # --ray: the node that judged it
             rec["node"] = node
@@ -398,6 +425,26 @@ class CampaignState:
 
         st.followups = JobLog(state_dir).refresh().counts()
         return st.summary()
+
+
+def case_program(state_dir: str, i: int, finding: bool = False):
+    """Finding case i's kept program (record_programs), loaded and checked as any program file: size-capped,
+    no symlink, duplicate keys refused, then its schema. StateError naming the file when it is missing or bad."""
+    from fuzz.datafile import DataFileError, read_json
+    from fuzz.program.ir import ProgramError
+    from fuzz.program.loading import load_program
+    from fuzz.program.schema import MAX_PROGRAM_BYTES
+
+    path = os.path.join(state_dir, PROGRAMS, f"{int(i)}{'.finding' if finding else ''}.json")
+    if not os.path.lexists(path):
+        raise StateError(f"{path}: no program kept for case {i} (not a finding case, or a state dir from before "
+                         "programs were kept)")
+    try:
+        return load_program(read_json(path, MAX_PROGRAM_BYTES, follow_symlinks=False))
+    except DataFileError as e:
+        raise StateError(str(e)) from None
+    except (ProgramError, RecursionError) as e:
+        raise StateError(f"{path}: {e}") from None
 
 
 def _number(v) -> float:
