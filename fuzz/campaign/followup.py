@@ -334,7 +334,7 @@ def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_
         log(f"--- up to {slots} jobs at once" + (" (beside the cases: fewer, by the queue)" if linger > 0 else ""))
     else:
         ran = 0
-    from fuzz.campaign.ray_followup import run_parallel
+    from fuzz.campaign.followup_schedule import run_parallel
 
     try:
         return ran + run_parallel(jobs, remote, linger=linger, max_jobs=max_jobs, log=log, run_job=run_job,
