@@ -360,11 +360,11 @@ def _one_at_a_time(jobs: JobLog, *, linger: float, max_jobs: int, log, switch: b
             draining = _told_to_drain(0.5)
             continue
         job = pending[0]
-        if job.unfinished_starts >= MAX_STARTS:
-            jobs.append(job.id, "failed", detail=f"started {job.starts} times and never finished (runner killed)")
+        from fuzz.campaign.followup_schedule import start
+
+        attempt = start(jobs, job, MAX_STARTS)
+        if attempt is None:
             continue
-        attempt = job.unfinished_starts + 1
-        jobs.append(job.id, "started", pid=os.getpid(), attempt=attempt)
         log(f"--- {job.id}" + (f" (attempt {attempt}: the last one never finished)" if attempt > 1 else ""))
         from fuzz import cputime
 

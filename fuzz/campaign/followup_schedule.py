@@ -26,6 +26,17 @@ def run_parallel(jobs, remote, *, linger: float, max_jobs: int, log, run_job, ma
                      max_starts=max_starts, order=order, told_to_drain=told_to_drain).run()
 
 
+def start(jobs, job, max_starts: int) -> int | None:
+    """Log `job` started and return its attempt (1, or 2 after a runner killed mid-job); or, started
+    `max_starts` times and never finished, log it failed and return None."""
+    if job.unfinished_starts >= max_starts:
+        jobs.append(job.id, "failed", detail=f"started {job.starts} times and never finished (runner killed)")
+        return None
+    attempt = job.unfinished_starts + 1
+    jobs.append(job.id, "started", pid=os.getpid(), attempt=attempt)
+    return attempt
+
+
 class Scheduler:
     def __init__(self, jobs, remote, *, linger: float, max_jobs: int, log, run_job, max_starts: int,
                  order: dict, told_to_drain):
@@ -91,12 +102,9 @@ class Scheduler:
             if self._target(job) in busy or any(p.entry == job.entry and order.get(p.type, 1) < first
                                                 for p in pending):
                 continue
-            if job.unfinished_starts >= self.max_starts:
-                jobs.append(job.id, "failed", detail=f"started {job.starts} times and never finished (runner killed)")
+            attempt = start(jobs, job, self.max_starts)  # here, not in the thread: the log's order is the dispatch's
+            if attempt is None:
                 continue
-            attempt = job.unfinished_starts + 1
-            # logged here, not in the thread: the log's order is the order of dispatch
-            jobs.append(job.id, "started", pid=os.getpid(), attempt=attempt)
             t = threading.Thread(target=self._work, args=(job, attempt), daemon=True, name=f"followup-{job.id}")
             self.running[job.id] = t
             busy.add(self._target(job))
