@@ -1,7 +1,8 @@
 """Structure figures for the architecture notes: modules, the largest ones,
 import cycles between fuzz/ and strategies/ modules (module-level and
 function-level imports both count: a lazy import is still a dependency),
-and the program-kind / backend branches outside the places that own them.
+the program-kind / backend branches outside the places that own them, and
+the functions under fuzz/ longer than MAX_FUNCTION lines.
 
     python scripts/arch_metrics.py [--json]
 """
@@ -20,6 +21,8 @@ PACKAGES = ("fuzz", "strategies")
 # Text that asks which kind a program is, or which backend/device it runs on.
 BRANCH = re.compile(r"is_step_(program|file)|kind\s*==\s*[\"']steps|backend\s*==\s*[\"'](xla|openxla|inductor)"
                     r"|device\.(startswith|split)\(|hasattr\([^)]*[\"']blocks[\"']")
+
+MAX_FUNCTION = 80  # lines of a function or method under fuzz/, its docstring included (issue 42)
 
 
 def modules() -> dict[str, Path]:
@@ -95,6 +98,17 @@ def cycles(graph: dict[str, set]) -> list[list[str]]:
 OWNERS = ("fuzz.kinds", "fuzz.judge.backends")  # where branching on kind or backend belongs
 
 
+def long_functions(path: Path, limit: int = MAX_FUNCTION) -> list[str]:
+    """"path:line name (N lines)" of each function or method in `path` longer than `limit` lines."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            n = node.end_lineno - node.lineno + 1
+            if n > limit:
+                out.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({n} lines)")
+    return out
+
+
 def measure(owners: tuple[str, ...] = OWNERS) -> dict:
     mods = modules()
     known = set(mods)
@@ -108,8 +122,9 @@ def measure(owners: tuple[str, ...] = OWNERS) -> dict:
             if BRANCH.search(line) and not line.lstrip().startswith("#"):
                 branches.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()[:100]}")
     largest = sorted(lines.items(), key=lambda kv: -kv[1])[:5]
+    long = [f for m, p in mods.items() if m.split(".")[0] == "fuzz" for f in long_functions(p)]
     return {"modules": len(mods), "lines": sum(lines.values()), "largest": largest,
-            "cycles": cycles(graph), "branches": branches}
+            "cycles": cycles(graph), "branches": branches, "long_functions": long}
 
 
 def main(argv=None) -> int:
@@ -130,6 +145,9 @@ def main(argv=None) -> int:
     print(f"kind/backend branches outside their owners: {len(m['branches'])}")
     for b in m["branches"]:
         print("  " + b)
+    print(f"functions under fuzz/ over {MAX_FUNCTION} lines: {len(m['long_functions'])}")
+    for f in m["long_functions"]:
+        print("  " + f)
     return 0
 
 

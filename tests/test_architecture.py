@@ -1,7 +1,8 @@
 """The structure the architecture notes promise, checked: no import cycles
 (function-level imports count), no module but the op database over 600
-lines, and no branch on the program kind or the backend name outside the
-kinds (fuzz/kinds) and the backend table (fuzz/judge/backends.py)."""
+lines, no branch on the program kind or the backend name outside the
+kinds (fuzz/kinds) and the backend table (fuzz/judge/backends.py), and no
+function under fuzz/ over 80 lines."""
 
 import importlib.util
 from pathlib import Path
@@ -26,20 +27,26 @@ def test_no_module_over_600_lines():
     assert all(n <= 600 for name, n in sizes.items() if not name.startswith("fuzz.program.ops")), sizes
 
 
+def test_no_function_over_80_lines():
+    assert _metrics().measure()["long_functions"] == []
+
+
 def test_no_kind_or_backend_branch_outside_their_owners():
     assert _metrics().measure()["branches"] == []
 
 
 def test_the_metric_sees_a_branch_and_a_cycle(tmp_path, monkeypatch):
-    """The checks above can fail: a planted branch and a planted cycle are found."""
+    """The checks above can fail: a planted branch, cycle and long function are found."""
     mod = _metrics()
     pkg = tmp_path / "fuzz"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "a.py").write_text("def f(p):\n    from fuzz import b\n    return p.backend == 'inductor'\n")
     (pkg / "b.py").write_text("from fuzz import a\n")
+    (pkg / "c.py").write_text("def long():\n" + "    x = 1\n" * 80 + "\n\ndef short():\n" + "    x = 1\n" * 79)
     (tmp_path / "strategies").mkdir()
     monkeypatch.setattr(mod, "ROOT", tmp_path)
     m = mod.measure()
     assert m["cycles"] == [["fuzz.a", "fuzz.b"]]
     assert len(m["branches"]) == 1 and "fuzz/a.py:3" in m["branches"][0]
+    assert m["long_functions"] == ["fuzz/c.py:1 long (81 lines)"]

@@ -84,7 +84,7 @@ def test_a_runner_past_its_job_limit_keeps_dispatching_while_a_long_job_runs(tmp
     import time
 
     from fuzz.campaign.followup import JobLog
-    from fuzz.campaign.ray_followup import run_parallel
+    from fuzz.campaign.followup_schedule import run_parallel
 
     jobs = JobLog(str(tmp_path))
     for name in ["slow"] + [f"fast{i}" for i in range(6)]:

@@ -16,6 +16,7 @@ recorded, so rerunning the same command judges it again: nothing is lost.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -56,6 +57,36 @@ class DiskFull(StateError):
 
 def default_cache_limit(state_dir) -> int:
     return max(1, int(free_bytes(state_dir) * DEFAULT_FRACTION))
+
+
+class DiskGovernor:
+    """A campaign's part that keeps its disk: the cache limit (given, or DEFAULT_FRACTION of the free
+    space), its shares for the workers and the follow-up runner, the variables every compiling process
+    gets, and the stop on a full disk."""
+
+    def __init__(self, cfg):
+        self.limit = cfg.cache_limit or default_cache_limit(cfg.state_dir)
+        self.workers_share, self.followup_share = cache_shares(self.limit, cfg.workers or 1)
+        self.compiling = compile_env(self.limit)
+
+    def followup_env(self, state_dir: str) -> dict:
+        """The follow-up runner's: caches and scratch under the state dir, its share of the limit."""
+        return {**followup_env(state_dir, self.followup_share), **self.compiling}
+
+    @contextlib.contextmanager
+    def stops_when_full(self, stop):
+        """A full disk met inside (a write of the state dir or the corpus, or a verdict that says so)
+        calls `stop` and raises DiskFull (one line); any other error passes as it is."""
+        try:
+            yield
+        except OSError as e:
+            if not is_disk_full(e):
+                raise
+            stop()
+            raise disk_full(f"{e.filename or 'a write'}: {e.strerror}") from None
+        except DiskFull:
+            stop()
+            raise
 
 
 def limit_line(limit: int, given: bool, state_dir) -> str:

@@ -1,8 +1,14 @@
 """The fuzz campaign: generate programs in this process, judge them in
-sandboxed workers (or in-process), bucket findings by signature, record new
-ones in the corpus, queue their follow-up jobs (shrink and merge, triage,
-sanitizer: fuzz/campaign/followup.py) and keep resumable state
-(fuzz/campaign/state.py)."""
+sandboxed workers (or in-process, or on a Ray cluster), bucket findings by
+signature, record new ones in the corpus, queue their follow-up jobs (shrink
+and merge, triage, sanitizer: fuzz/campaign/followup.py) and keep resumable
+state (fuzz/campaign/state.py).
+
+run_campaign wires parts and runs the loop (docs/campaign.md is the map):
+the source of programs (source.py), the executor (executor.py), the
+recorder (recorder.py), the follow-up scheduler (followup.py), the disk
+governor (disk.py), the wind-down (winddown.py) and progress (progress.py).
+A new feature is a part, or a part's own business: not a branch here."""
 
 from __future__ import annotations
 
@@ -12,15 +18,14 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 
-from fuzz.campaign.disk import (DiskFull, cache_shares, compile_env, default_cache_limit, disk_full, followup_env,
-                                is_disk_full)
+from fuzz.campaign.disk import DiskGovernor
+from fuzz.campaign.executor import open_executor
 from fuzz.campaign.followup import FollowUps
-from fuzz.campaign.generate import generate
 from fuzz.campaign.recorder import Recorder
 from fuzz.campaign.sizing import drawing_processes, usable_cpus
+from fuzz.campaign.source import CaseSource, open_guide
 from fuzz.campaign.state import CampaignState, StateError
 from fuzz.campaign.winddown import WindDown
-from fuzz.judge.coverage import ENV as ENV_COVERAGE
 
 
 # The per-case time limit `shapefuzz run` gives by device type (else 300 s). A hang
@@ -115,6 +120,23 @@ class CampaignResult:
     followups: dict = field(default_factory=dict)  # job counts once the campaign returned (pending: left for later)
 
 
+@dataclass
+class Parts:
+    """A campaign's parts, as run_campaign wires them (docs/campaign.md): each feature is one of them,
+    not a branch of the loop."""
+    cfg: CampaignConfig
+    state: CampaignState
+    cluster: object  # the Ray cluster joined (ray_pool.Cluster), or None
+    disk: DiskGovernor  # the cache limit and its shares; a full disk stops the campaign
+    followups: FollowUps  # the follow-up scheduler: one runner process beside the cases
+    recorder: Recorder  # what each verdict leaves: the corpus, the state, the follow-ups queued
+    source: CaseSource  # the programs, from the seed (swarm, guidance)
+    executor: object  # where cases are judged (fuzz/campaign/executor.py)
+    progress: object  # the lines of a running campaign (fuzz/campaign/progress.py)
+    wind_down: WindDown | None  # a timed campaign's last minutes go to the shrinks
+    result: CampaignResult
+
+
 def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_done=None,
                  wait: bool = True) -> CampaignResult:
     """Run (or resume) the campaign of cfg.state_dir. Follow-up jobs on new
@@ -123,12 +145,23 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     counts the follow-ups still pending); then, with `wait`, the follow-ups
     are finished (Ctrl-C stops them, to be resumed), else stopped and left
     pending for `shapefuzz followup` or a rerun."""
+    corpus, known = _corpus_and_rules(cfg)  # read and checked before the state dir is opened (and written)
+    kind = cfg.kind()
+    cluster = None
+    if cfg.ray is not None:  # joined before the state dir is opened: a cluster that cannot be had writes nothing
+        from fuzz.campaign.ray_pool import connect
+
+        cluster = connect(None if cfg.ray == "auto" else cfg.ray)
+    parts = _assemble(cfg, kind, corpus, known, cluster, progress, strategy)
+    return _drive(parts, on_cases_done, wait)
+
+
+def _corpus_and_rules(cfg: CampaignConfig):
+    """The corpus (checked writable now, not at the first finding hours in) and the known-issues rules."""
     from fuzz.files import check_writable_dir
     from fuzz.findings.corpus import Corpus
     from fuzz.findings.known import KnownIssues
-    from fuzz.campaign.progress import Progress, startup_line
 
-    # everything read and checked before the state dir is opened (and written)
     if os.path.exists(cfg.corpus_dir) and not os.path.isdir(cfg.corpus_dir):
         raise StateError(f"corpus {cfg.corpus_dir} is not a directory")
     corpus = Corpus(cfg.corpus_dir)
@@ -138,165 +171,133 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     if cfg.known_issues and not os.path.exists(cfg.known_issues):
         raise StateError(f"no known-issues file {cfg.known_issues}")
     known = KnownIssues.load(known_path) if os.path.exists(known_path) else None
-    try:  # now, not at the first finding hours in
+    try:
         check_writable_dir(cfg.corpus_dir)
     except OSError as e:
         raise StateError(f"corpus {cfg.corpus_dir} cannot be written: {e.strerror or e}"
                          f"{' (' + e.filename + ')' if getattr(e, 'filename', None) else ''}") from None
-    kind = cfg.kind()
-    cluster = None
-    if cfg.ray is not None:  # joined before the state dir is opened: a cluster that cannot be had writes nothing
-        from fuzz.campaign.ray_pool import connect
+    return corpus, known
 
-        cluster = connect(None if cfg.ray == "auto" else cfg.ray)
-    try:
-        state = CampaignState.open(cfg.state_dir, cfg.identity())
-    except BaseException:
+
+def _assemble(cfg, kind, corpus, known, cluster, progress, strategy) -> Parts:
+    """Open the state dir and make the parts; what is made is closed again if a later part fails."""
+    with contextlib.ExitStack() as undo:
         if cluster is not None:
-            cluster.close()
-        raise
-    state.corpus_dir = os.path.abspath(cfg.corpus_dir)
-    os.makedirs(state.corpus_dir, exist_ok=True)  # checked above that it can be
-    recipe = None
-    if strategy is None:
-        strategy = kind.strategy(cfg)
-        recipe = functools.partial(campaign_strategy, cfg)  # drawn in processes where the CPUs allow
-    progress = progress or Progress()
-    result = CampaignResult(summary={})
-    limit = cfg.cache_limit or default_cache_limit(cfg.state_dir)
-    workers_share, followup_share = cache_shares(limit, cfg.workers or 1)
-    compiling = compile_env(limit)
-    # the follow-up runner: caches and scratch under the state dir, its share of the limit
-    followups = FollowUps(cfg.state_dir, ray=cluster.gcs if cluster is not None else None,  # with Ray: jobs there
-                          env={**followup_env(cfg.state_dir, followup_share), **compiling})
-    rec = Recorder(cfg, kind, state, corpus, known, followups, progress, result)
-    if cfg.guided:
-        from fuzz.campaign.guide import Guide
+            undo.callback(cluster.close)
+        state = CampaignState.open(cfg.state_dir, cfg.identity())
+        undo.callback(state.close)
+        state.corpus_dir = os.path.abspath(cfg.corpus_dir)
+        os.makedirs(state.corpus_dir, exist_ok=True)  # checked above that it can be
+        recipe = None
+        if strategy is None:
+            strategy = kind.strategy(cfg)
+            recipe = functools.partial(campaign_strategy, cfg)  # drawn in processes where the CPUs allow
+        if progress is None:
+            from fuzz.campaign.progress import Progress
 
-        try:
-            rec.guide = Guide(state, kind.mutation_menu(cfg), cfg.seed, backend=cfg.backend, device=cfg.device)
-        except BaseException:
-            followups.stop()
-            state.close()
-            raise
-    def wind_down_begins():  # the follow-ups take every CPU now; the time is kept for scripts/case_rate.py
+            progress = Progress()
+        result = CampaignResult(summary={})
+        disk = DiskGovernor(cfg)
+        followups = FollowUps(cfg.state_dir, ray=cluster.gcs if cluster is not None else None,  # with Ray: jobs there
+                              env=disk.followup_env(cfg.state_dir))
+        undo.callback(followups.stop)
+        rec = Recorder(cfg, kind, state, corpus, known, followups, progress, result)
+        rec.guide = open_guide(cfg, kind, state)
+        wind_down = _wind_down(cfg, state, followups, progress)
+        source = CaseSource(cfg, state, strategy, recipe=recipe, processes=drawing_processes() if cfg.workers else 0,
+                            guide=rec.guide, programs=rec.programs, stop=_stop(cfg, state, wind_down))
+        followups.poll()  # resume what an earlier session left pending
+        executor = open_executor(cfg, kind, state, cluster=cluster, disk=disk, confirmed=rec.confirmed,
+                                 cpus=usable_cpus(), note=progress.note)
+        undo.pop_all()
+    return Parts(cfg, state, cluster, disk, followups, rec, source, executor, progress, wind_down, result)
+
+
+def _wind_down(cfg, state, followups, progress) -> WindDown | None:
+    """With a time limit and shrinks, the last minutes go to the shrinks (fuzz/campaign/winddown.py)."""
+    if cfg.time_limit is None or not cfg.shrink:
+        return None
+
+    def begins():  # the follow-ups take every CPU now; the time is kept for scripts/case_rate.py
         followups.drain()
         state.wind_down_at = round(time.time(), 2)
 
-    wind_down = None
-    if cfg.time_limit is not None and cfg.shrink:  # the last minutes go to the shrinks (fuzz/campaign/winddown.py)
-        wind_down = WindDown(cfg.time_limit, lambda: state.elapsed, followups.log.refresh, slots=usable_cpus(),
-                             default=cfg.shrink_budget, note=progress.note, begin=wind_down_begins)
+    return WindDown(cfg.time_limit, lambda: state.elapsed, followups.log.refresh, slots=usable_cpus(),
+                    default=cfg.shrink_budget, note=progress.note, begin=begins)
 
-    def cases():
-        start = state.generation_start()  # a resume draws from the batch of its first unjudged case
-        for i, p in enumerate(generate(strategy, seed_=cfg.seed, count=cfg.max_cases, start=start,
-                                       on_batch=state.record_batch, recipe=recipe,
-                                       processes=drawing_processes() if cfg.workers else 0),
-                              start=start.produced):
-            if cfg.time_limit is not None and state.elapsed > cfg.time_limit:
-                return
-            if wind_down is not None and wind_down.due(time.monotonic()):
-                return
-            if cfg.max_findings is not None and len(state.finding_cases) >= cfg.max_findings:
-                return
-            if i in state.done:
-                continue
-            if rec.guide is not None:
-                p = rec.guide.program_for(i, p)
-            rec.programs[i] = p
-            yield i, p.to_dict()
 
-    from fuzz.campaign.followup_local import workers_to_pause
-    from fuzz.campaign.workers import WorkerPool
+def _stop(cfg, state, wind_down):
+    """Whether the campaign draws no more cases: its time limit, its wind-down, its count of findings."""
+    def stop() -> bool:
+        if cfg.time_limit is not None and state.elapsed > cfg.time_limit:
+            return True
+        if wind_down is not None and wind_down.due(time.monotonic()):
+            return True
+        return cfg.max_findings is not None and len(state.finding_cases) >= cfg.max_findings
 
-    pool = None
-    cpus = usable_cpus()
-    followups.poll()  # resume what an earlier session left pending
+    return stop
+
+
+def _drive(c: Parts, on_cases_done, wait: bool) -> CampaignResult:
+    """The loop: each verdict to the recorder, the state saved, progress shown, the follow-ups kept
+    going; then the follow-ups finished (or left pending), and everything closed whatever happens."""
+    from fuzz.campaign.progress import startup_line
+
+    results = c.executor.run(c.source.cases())
+    c.progress.note(startup_line(c.cfg.workers, pch=builds_pch(c.cfg, c.disk.compiling), ray=c.cluster is not None))
     try:
-        if cluster is not None:
-            from fuzz.campaign.ray_pool import RayPool
-
-            pool = RayPool(cluster, kind=kind, timeout=cfg.timeout, workers=cfg.workers,
-                           workers_per_gpu=cfg.workers_per_gpu,
-                           cuda=cfg.on_cuda(), env=kind.worker_env(), recycle_after=kind.recycle_after,
-                           note=progress.note)
-    except BaseException:
-        followups.stop()
-        state.close()
-        cluster.close()
-        raise
-    if pool is not None:
-        results = pool.run(cases())
-    elif cfg.workers > 0:
-        pool = WorkerPool(workers=cfg.workers, devices=cfg.devices, workers_per_gpu=cfg.workers_per_gpu,
-                          timeout=cfg.timeout, workdir=os.path.join(cfg.state_dir, "workers"), kind=kind,
-                          recycle_after=kind.recycle_after, env={**(kind.worker_env() or {}), **compiling,
-                                                                 **({ENV_COVERAGE: "1"} if cfg.coverage or cfg.guided else {})},
-                          similar=kind.similar_key, cache_limit=workers_share, rerun_cold_hangs=True,
-                          note=progress.note)
-        pool.confirmed = rec.confirmed
-        results = pool.run(cases())
-    else:
-        results = kind.in_process(cases(), confirmed=rec.confirmed)
-    progress.note(startup_line(cfg.workers, pch=builds_pch(cfg, compiling), ray=cluster is not None))
-    last_save = 0.0
-    restarts_before = state.restarts.copy()
-    try:
-        with progress:
-            for i, vd, info in results:
-                rec.take(i, vd, info)
-                if pool is not None:
-                    state.restarts = restarts_before + pool.restarts
-                if cluster is not None:
-                    state.nodes = pool.node_summary()
-                if time.monotonic() - last_save > 2.0:
-                    state.followups = followups.counts()
-                    state.save()
-                    last_save = time.monotonic()
-                progress.update(state.summary())
-                followups.poll()
-                if isinstance(pool, WorkerPool):  # the CPUs of the follow-up jobs running come out of the workers
-                    pool.paused = workers_to_pause(pool.workers, cpus, followups.running())
-        if pool is not None:
-            pool.close()
-        if cluster is not None:
-            state.nodes = pool.node_summary()
-        state.followups = followups.counts()
-        state.save()
-        result.summary = state.summary()
-        if on_cases_done is not None:
-            on_cases_done(result.summary)
-        if wait:
-            followups.finish(progress.note)
-        elif wind_down is not None and wind_down.began:  # the rest of the time limit is the follow-ups'
-            followups.finish(progress.note, until=time.monotonic() + wind_down.remaining())
-        else:
-            followups.stop()
+        with c.disk.stops_when_full(c.followups.stop):
+            with c.progress:
+                _judge(c, results)
+            c.executor.close()
+            c.executor.after_close(c.state)
+            c.state.followups = c.followups.counts()
+            c.state.save()
+            c.result.summary = c.state.summary()
+            if on_cases_done is not None:
+                on_cases_done(c.result.summary)
+            _finish_followups(c, wait)
     except KeyboardInterrupt:
-        result.interrupted = True
-        followups.stop()
-    except OSError as e:  # a write of the state dir or the corpus
-        if not is_disk_full(e):
-            raise
-        followups.stop()
-        raise disk_full(f"{e.filename or 'a write'}: {e.strerror}") from None
-    except DiskFull:
-        followups.stop()
-        raise
+        c.result.interrupted = True
+        c.followups.stop()
     finally:
         getattr(results, "close", lambda: None)()  # the program stream: its drawing processes end now, not at garbage collection
-        if pool is not None:
-            pool.close()
-        state.followups = followups.counts()
+        c.executor.close()
+        c.state.followups = c.followups.counts()
         with contextlib.suppress(OSError):  # a full disk: the logs hold everything a resume needs
-            state.save()
-        state.close()
-        if cluster is not None:
-            cluster.close()
-    result.followups = dict(state.followups)
-    result.summary = state.summary()
-    return result
+            c.state.save()
+        c.state.close()
+        if c.cluster is not None:
+            c.cluster.close()
+    c.result.followups = dict(c.state.followups)
+    c.result.summary = c.state.summary()
+    return c.result
+
+
+def _judge(c: Parts, results) -> None:
+    """Each verdict as it comes: recorded, the state saved every 2 s, progress shown, the follow-ups polled."""
+    last_save = 0.0
+    for i, vd, info in results:
+        c.recorder.take(i, vd, info)
+        c.executor.after_case(c.state)
+        if time.monotonic() - last_save > 2.0:
+            c.state.followups = c.followups.counts()
+            c.state.save()
+            last_save = time.monotonic()
+        c.progress.update(c.state.summary())
+        c.followups.poll()
+        c.executor.balance(c.followups)
+
+
+def _finish_followups(c: Parts, wait: bool) -> None:
+    """The cases are done: with `wait` the follow-ups run to the end; after a wind-down, until the time
+    limit; else they stop, left pending for later."""
+    if wait:
+        c.followups.finish(c.progress.note)
+    elif c.wind_down is not None and c.wind_down.began:  # the rest of the time limit is the follow-ups'
+        c.followups.finish(c.progress.note, until=time.monotonic() + c.wind_down.remaining())
+    else:
+        c.followups.stop()
 
 
 def builds_pch(cfg: CampaignConfig, compiling: dict) -> bool:

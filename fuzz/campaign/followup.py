@@ -334,7 +334,7 @@ def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_
         log(f"--- up to {slots} jobs at once" + (" (beside the cases: fewer, by the queue)" if linger > 0 else ""))
     else:
         ran = 0
-    from fuzz.campaign.ray_followup import run_parallel
+    from fuzz.campaign.followup_schedule import run_parallel
 
     try:
         return ran + run_parallel(jobs, remote, linger=linger, max_jobs=max_jobs, log=log, run_job=run_job,
@@ -360,11 +360,11 @@ def _one_at_a_time(jobs: JobLog, *, linger: float, max_jobs: int, log, switch: b
             draining = _told_to_drain(0.5)
             continue
         job = pending[0]
-        if job.unfinished_starts >= MAX_STARTS:
-            jobs.append(job.id, "failed", detail=f"started {job.starts} times and never finished (runner killed)")
+        from fuzz.campaign.followup_schedule import start
+
+        attempt = start(jobs, job, MAX_STARTS)
+        if attempt is None:
             continue
-        attempt = job.unfinished_starts + 1
-        jobs.append(job.id, "started", pid=os.getpid(), attempt=attempt)
         log(f"--- {job.id}" + (f" (attempt {attempt}: the last one never finished)" if attempt > 1 else ""))
         from fuzz import cputime
 

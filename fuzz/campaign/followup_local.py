@@ -3,7 +3,7 @@ campaign's follow-ups (`shapefuzz followup STATE`, or a campaign whose cases
 are done) uses the machine's CPUs, not one runner's. A 20-minute campaign on
 a 16-CPU GPU box left 64 jobs pending for one runner, hours of work.
 
-The scheduling is the cluster's (fuzz/campaign/ray_followup.py run_parallel:
+The scheduling is the cluster's (fuzz/campaign/followup_schedule.py:
 a job waits while another job of its entry runs, a triage while its entry's
 shrink is pending, and every corpus write is made by the runner, one at a
 time); only where a job computes differs. Each job runs in a spawned process
@@ -106,7 +106,7 @@ def workers_to_pause(workers: int, cpus: int, running: int) -> int:
 
 
 class LocalRemote:
-    """run_parallel's remote for this machine: `slots` jobs at once (default: the usable CPUs)."""
+    """The scheduler's remote for this machine: `slots` jobs at once (default: the usable CPUs)."""
 
     where = "in a process of its own"
 

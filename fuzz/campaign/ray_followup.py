@@ -24,7 +24,6 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 TASK_RETRIES = 2  # a task's node lost: Ray runs it again elsewhere, this many times
@@ -130,96 +129,3 @@ class Remote:
 
     def close(self) -> None:
         self._ray.shutdown()
-
-
-
-def run_parallel(jobs, remote: Remote, *, linger: float, max_jobs: int, log, run_job, max_starts: int,
-                 order: dict, told_to_drain) -> int:
-    """The runner's loop with a cluster (fuzz/campaign/followup.py run_pending): up to
-    remote.slots() jobs at once, each in a thread that holds remote.lock except while its
-    task runs, so that the job log and the corpus are written by one thread at a time.
-    A job waits while another job of its entry runs, and a triage (or any later type) while
-    its entry's shrink is pending. Returns how many jobs ran: once `max_jobs` have ended, at the first
-    moment none runs (a fresh runner takes over). Reaching it never stops the dispatch while jobs run:
-    that left a 26-minute soak's queue of 68 jobs waiting 500 s behind a hang's triage, its last minutes
-    and its wind-down with nothing shrunk (the jobs compute in processes of their own, so the runner's
-    memory does not grow with them)."""
-    running: dict[str, threading.Thread] = {}
-    corpora: dict = {}
-
-    def target(job) -> str:
-        """The entry a job works on now (a merged entry is shared by the jobs of every key it absorbed)."""
-        from fuzz.findings.corpus import Corpus
-
-        root = job.params.get("corpus")
-        if root is None:
-            return job.entry
-        path = corpora.setdefault(root, Corpus(root)).resolve(job.entry)
-        return path.name if path is not None else job.entry
-    ran, idle_since, draining = 0, time.monotonic(), linger <= 0
-
-    def work(job, attempt: int) -> None:
-        from fuzz.judge.isolated import lock_given_up_while_waiting
-
-        # the lock is given up while the job computes (remote.run) or waits for a child process
-        with remote.lock, lock_given_up_while_waiting(remote.lock):
-            log(f"--- {job.id} ({remote.where})" + (f" (attempt {attempt}: the last one never finished)"
-                                                     if attempt > 1 else ""))
-            from fuzz import cputime
-
-            with cputime.metered(in_process=False) as cpu:  # the job's process and its checks' (by this thread)
-                try:
-                    event, detail = run_job(job, remote)
-                except Exception as e:  # noqa: BLE001 - one job must not stop the others
-                    event, detail = "failed", f"{type(e).__name__}: {e}"
-            log(f"    {job.id} {event}: {detail}")
-            jobs.append(job.id, event, detail=detail[:1000], cpu=cpu)
-
-    remote.lock.acquire()
-    try:
-        while True:
-            for jid in [j for j, t in running.items() if not t.is_alive()]:
-                del running[jid]
-                ran += 1
-                idle_since = time.monotonic()
-            if ran >= max_jobs and not running:
-                return ran
-            pending = [j for j in jobs.refresh().pending() if j.id not in running]
-            if not draining:  # the campaign's cases ended: every slot for the rest
-                draining = told_to_drain(0)
-            slots = remote.slots(len(pending) + len(running), draining)
-            busy = {target(jobs.jobs[j]) for j in running}
-            for job in pending:
-                if len(running) >= slots:
-                    break
-                first = order.get(job.type, 1)
-                if target(job) in busy or any(p.entry == job.entry and order.get(p.type, 1) < first for p in pending):
-                    continue
-                if job.unfinished_starts >= max_starts:
-                    jobs.append(job.id, "failed",
-                                detail=f"started {job.starts} times and never finished (runner killed)")
-                    continue
-                attempt = job.unfinished_starts + 1
-                # logged here, not in the thread: the log's order is the order of dispatch
-                jobs.append(job.id, "started", pid=os.getpid(), attempt=attempt)
-                t = threading.Thread(target=work, args=(job, attempt), daemon=True, name=f"followup-{job.id}")
-                running[job.id] = t
-                busy.add(target(job))
-                t.start()
-            if not running:
-                if not pending:
-                    if draining or time.monotonic() - idle_since > linger:
-                        return ran
-                    remote.lock.release()
-                    try:
-                        draining = told_to_drain(0.5)
-                    finally:
-                        remote.lock.acquire()
-                    continue
-            remote.lock.release()  # the job threads write meanwhile
-            try:
-                time.sleep(0.2)
-            finally:
-                remote.lock.acquire()
-    finally:
-        remote.lock.release()

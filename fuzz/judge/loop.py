@@ -182,85 +182,127 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
     dynamic_dims = [tuple(x) for x in dynamic_dims]
     graphs_at_start = _graphs() if max_graphs else 0
     for call in range(calls):
-        # This order fixes what each call sees (one seeded generator per
-        # make_inputs, the global RNG of random ops): keep it.
-        eager_inputs = expected = eager_error = None
-        try:
-            eager_inputs = make_inputs(call)
-            torch.manual_seed(call)  # random ops draw the same numbers eagerly and compiled (fallback_random)
-            expected = program(*eager_inputs)
-        except Exception as e:  # any eager error is data
-            eager_error = e
-        inputs = make_inputs(call)
-        mark_inputs(*inputs)
-        actual = compiled_error = None
-        graphs_before = _graphs() if dynamic_dims else 0
-        reasons_before = len(_guard_failures()) if dynamic_dims else 0
-        t = time.perf_counter()
-        try:
-            torch.manual_seed(call)
-            actual = compiled(*inputs)
-            if torch.device(device).type == "cuda":
-                torch.cuda.synchronize()  # a kernel's asynchronous error surfaces as this call's
-        except Exception as e:
-            compiled_error = e
+        here, eager_error, compiled_error, seconds, before = _call_both(compiled, program, make_inputs, mark_inputs,
+                                                                        call, device, bool(dynamic_dims))
         if call == 0:
-            result["compile_seconds"] = time.perf_counter() - t
-        here = dict(call=call, actual=actual, expected=expected, compiled_inputs=inputs, eager_inputs=eager_inputs)
+            result["compile_seconds"] = seconds
         if backward and compiled_error is not None and eager_error is None:
             # AOTAutograd traces the backward with the forward: an op eager cannot
             # differentiate fails the compiled forward but only eager's backward.
             try:
-                grads(expected, eager_inputs)
+                grads(here["expected"], here["eager_inputs"])
             except Exception as e:
                 eager_error = e
         if eager_error is not None or compiled_error is not None:
-            status = (BOTH_ERROR if eager_error is not None and compiled_error is not None
-                      else EAGER_ERROR if eager_error is not None else COMPILED_ERROR)
-            result.update(here, status=status, eager_error=eager_error, compiled_error=compiled_error)
+            result.update(here, status=_error_status(eager_error, compiled_error), eager_error=eager_error,
+                          compiled_error=compiled_error)
             return result
-        # Without a reference the rule is strictly stricter: what passes here passes with it.
-        bad_outputs = compare_outputs(actual, expected, None)
-        bad_inputs = compare_outputs(inputs, eager_inputs, None)
-        if bad_outputs or bad_inputs:
-            try:
-                ref64_inputs = make_inputs(call, fp64=True)
-                torch.manual_seed(call)
-                ref64 = program(*ref64_inputs)
-            except Exception:  # no reference: the plain tolerance decides
-                ref64_inputs = ref64 = None
-            bad_outputs = compare_outputs(actual, expected, ref64)
-            bad_inputs = compare_outputs(inputs, eager_inputs, ref64_inputs)
-        if index_outputs and any(i in index_outputs for i, _, _ in bad_outputs):
-            try:
-                torch.manual_seed(call)
-                sources = index_sources(*make_inputs(call))
-            except Exception:  # nothing to excuse ties with: the mismatch stands
-                sources = {}
-            bad_outputs = _untied(bad_outputs, index_outputs, sources, actual, expected, indices_agree)
+        bad_outputs, bad_inputs = _compare_call(here, program, make_inputs, compare_outputs, index_outputs,
+                                                index_sources, indices_agree)
         if bad_outputs or bad_inputs:
             result.update(here, status=MISMATCH, bad_outputs=bad_outputs, bad_inputs=bad_inputs)
             return result
-        if check_strides:
-            for i, (a, e) in enumerate(zip(actual, expected)):
-                if isinstance(a, torch.Tensor) and i not in stride_exempt and not _overlapping(e) \
-                        and _strides(a) != _strides(e):
-                    result.update(here, status=STRIDE, strides=(i, a.stride(), e.stride()))
-                    return result
+        strides = _stride_mismatch(here["actual"], here["expected"], stride_exempt) if check_strides else None
+        if strides is not None:
+            result.update(here, status=STRIDE, strides=strides)
+            return result
         if backward and _judge_grads(result, here, program, make_inputs, call, compare_outputs):
             return result
         if dynamic_dims:
-            key = reuse_key(inputs, dynamic_dims)
-            graphs_after = _graphs()
-            if key is not None and key in seen_keys and graphs_after > graphs_before:
-                reasons = _guard_failures()[reasons_before:]  # read only when a graph was added
-                if not relational_only(reasons):
-                    result.update(here, status=RECOMPILE, graphs=(graphs_before, graphs_after), guards=reasons)
-                    return result
+            key = reuse_key(here["compiled_inputs"], dynamic_dims)
+            if key is not None and key in seen_keys and _recompiled(result, here, before):
+                return result
             seen_keys.add(key)
         if max_graphs and _graphs() - graphs_at_start >= max_graphs:
             break
     return result
+
+
+def _call_both(compiled, program, make_inputs, mark_inputs, call, device, watch_graphs):
+    """One call of the schedule, eager then compiled. Returns (the call's
+    values, as run_schedule's result names them; eager's error; compiled's
+    error; seconds of the compiled call; (graphs, guard failures) just before
+    it, when watch_graphs)."""
+    # This order fixes what each call sees (one seeded generator per
+    # make_inputs, the global RNG of random ops): keep it.
+    eager_inputs = expected = eager_error = None
+    try:
+        eager_inputs = make_inputs(call)
+        torch.manual_seed(call)  # random ops draw the same numbers eagerly and compiled (fallback_random)
+        expected = program(*eager_inputs)
+    except Exception as e:  # any eager error is data
+        eager_error = e
+    inputs = make_inputs(call)
+    mark_inputs(*inputs)
+    actual = compiled_error = None
+    before = (_graphs(), len(_guard_failures())) if watch_graphs else (0, 0)
+    t = time.perf_counter()
+    try:
+        torch.manual_seed(call)
+        actual = compiled(*inputs)
+        if torch.device(device).type == "cuda":
+            torch.cuda.synchronize()  # a kernel's asynchronous error surfaces as this call's
+    except Exception as e:
+        compiled_error = e
+    seconds = time.perf_counter() - t
+    here = dict(call=call, actual=actual, expected=expected, compiled_inputs=inputs, eager_inputs=eager_inputs)
+    return here, eager_error, compiled_error, seconds, before
+
+
+def _error_status(eager_error, compiled_error):
+    """The status of a call where eager, compiled or both raised."""
+    if eager_error is not None and compiled_error is not None:
+        return BOTH_ERROR
+    return EAGER_ERROR if eager_error is not None else COMPILED_ERROR
+
+
+def _compare_call(here, program, make_inputs, compare_outputs, index_outputs, index_sources, indices_agree):
+    """(bad outputs, bad inputs) of a call where both returned: against eager, and
+    where that fails, with the float64 reference; index outputs that pick tied values excused."""
+    call, actual, expected = here["call"], here["actual"], here["expected"]
+    # Without a reference the rule is strictly stricter: what passes here passes with it.
+    bad_outputs = compare_outputs(actual, expected, None)
+    bad_inputs = compare_outputs(here["compiled_inputs"], here["eager_inputs"], None)
+    if bad_outputs or bad_inputs:
+        try:
+            ref64_inputs = make_inputs(call, fp64=True)
+            torch.manual_seed(call)
+            ref64 = program(*ref64_inputs)
+        except Exception:  # no reference: the plain tolerance decides
+            ref64_inputs = ref64 = None
+        bad_outputs = compare_outputs(actual, expected, ref64)
+        bad_inputs = compare_outputs(here["compiled_inputs"], here["eager_inputs"], ref64_inputs)
+    if index_outputs and any(i in index_outputs for i, _, _ in bad_outputs):
+        try:
+            torch.manual_seed(call)
+            sources = index_sources(*make_inputs(call))
+        except Exception:  # nothing to excuse ties with: the mismatch stands
+            sources = {}
+        bad_outputs = _untied(bad_outputs, index_outputs, sources, actual, expected, indices_agree)
+    return bad_outputs, bad_inputs
+
+
+def _stride_mismatch(actual, expected, stride_exempt):
+    """(output index, compiled strides, eager strides) of the first output whose strides differ, or None."""
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        if isinstance(a, torch.Tensor) and i not in stride_exempt and not _overlapping(e) \
+                and _strides(a) != _strides(e):
+            return i, a.stride(), e.stride()
+    return None
+
+
+def _recompiled(result, here, before):
+    """Whether this call, whose reuse_key an earlier call had, compiled a new graph for
+    a reason not by design (relational_only); then result is updated (RECOMPILE)."""
+    graphs_before, reasons_before = before
+    graphs_after = _graphs()
+    if graphs_after <= graphs_before:
+        return False
+    reasons = _guard_failures()[reasons_before:]  # read only when a graph was added
+    if relational_only(reasons):
+        return False
+    result.update(here, status=RECOMPILE, graphs=(graphs_before, graphs_after), guards=reasons)
+    return True
 
 
 def _untied(bad_outputs, index_outputs, sources, actual, expected, indices_agree):
@@ -283,9 +325,8 @@ def _judge_grads(result, here, program, make_inputs, call, compare_outputs):
     except Exception as e:
         compiled_error = e
     if eager_error is not None or compiled_error is not None:
-        status = (BOTH_ERROR if eager_error is not None and compiled_error is not None
-                  else EAGER_ERROR if eager_error is not None else COMPILED_ERROR)
-        result.update(here, status=status, eager_error=eager_error, compiled_error=compiled_error, stage="backward")
+        result.update(here, status=_error_status(eager_error, compiled_error), eager_error=eager_error,
+                      compiled_error=compiled_error, stage="backward")
         return True
     bad = compare_outputs(actual, expected, None)
     if bad:
