@@ -230,3 +230,30 @@ def test_a_hostile_where_and_message_stay_text_in_report_md_and_bugs_md(tmp_path
     md = markdown(rows, tmp_path)
     _assert_inert(md, [md.splitlines()[0]])
     assert sum(ln.startswith("| `") for ln in md.splitlines()) == len(rows)  # one table line per bug, \r or not
+
+
+def test_a_failed_cpp_build_is_judged_by_the_compilers_diagnostic():
+    """Inductor's C++ build failing: the innermost exception is the CalledProcessError of a command line of
+    temp paths, the same for every such bug; the verdict takes the compiler's first `error:` line from the
+    CppCompileError around it (what a standalone run prints too), and the title names it."""
+    import subprocess
+
+    from torch._inductor.exc import CppCompileError
+
+    from fuzz.judge.verdict import error_verdict
+
+    out = ("/tmp/x/ab.main.cpp: In function 'void kernel()':\n/tmp/x/ab.main.cpp:41:54: warning: unused\n"
+           "/tmp/x/ab.main.cpp:42:9: error: 'struct at::vec::Vectorized<bool>' has no member named 'cast'\n")
+    try:
+        try:
+            raise subprocess.CalledProcessError(1, ["/usr/bin/g++", "/tmp/x/ab.main.cpp", "-O3"])
+        except subprocess.CalledProcessError as e:
+            raise CppCompileError(["/usr/bin/g++", "/tmp/x/ab.main.cpp"], out) from e
+    except CppCompileError as e:
+        v = error_verdict(Outcome.COMPILED_ERROR, e)
+    assert v.exc_type.endswith("CppCompileError")
+    assert v.message == "error: 'struct at::vec::Vectorized<bool>' has no member named 'cast'"
+    p = program([("logical_and", ["x0", "x0"], {})], sizes={"s0": [4]}, backend="inductor")
+    title = report_title(p, v)
+    assert title.startswith("[inductor] torch.logical_and raises CppCompileError \"'struct at::vec::Vectorized<bool>'")
+    assert "/tmp" not in title and "g++" not in title, title

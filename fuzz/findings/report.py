@@ -272,7 +272,10 @@ def _symptom(v: Verdict) -> str:
     if v.outcome is Outcome.COMPILED_ERROR:
         if m := _FAILED_COMMAND.match(v.message or ""):  # a command line of temp paths says nothing
             return f"fails to build: {m.group(1).rsplit('/', 1)[-1]} exits with status {m.group(2)}"
-        head = _first_line(scrub(v.message), 60).replace('"', "'")
+        message = v.message or ""
+        if message.startswith("error: "):  # a C++ compiler's diagnostic (verdict._compiler_error)
+            message = message[len("error: "):]
+        head = _first_line(scrub(message), 60).replace('"', "'")
         return (f'raises {exc} "{head}"' if head else f"raises {exc}") if exc else "raises"
     if v.outcome is Outcome.EAGER_ERROR:
         return f"returns where eager raises {exc}" if exc else "returns where eager raises"

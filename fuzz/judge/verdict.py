@@ -129,8 +129,28 @@ def error_verdict(outcome: Outcome, e: BaseException, stage: Stage | None = None
     in the chain, else EXECUTE, unless `stage` is given."""
     chain = exception_chain(e)
     inner = chain[-1]
+    message = str(inner)
+    compiler = _compiler_error(chain)
+    if compiler is not None:  # the C++ compiler's diagnostic, not the command line that ran it
+        inner, message = compiler
     frames = [_frame_text(f) for f in traceback.extract_tb(inner.__traceback__)]
     if stage is None:
         stage = Stage.COMPILE if any(type(x).__name__ in _COMPILE_EXCEPTIONS for x in chain) else Stage.EXECUTE
-    return Verdict(outcome=outcome, stage=stage, exc_type=type(inner).__qualname__, message=str(inner)[:4000],
+    return Verdict(outcome=outcome, stage=stage, exc_type=type(inner).__qualname__, message=message[:4000],
                    frames=frames[-30:], **kw)
+
+
+def _compiler_error(chain: list) -> tuple[BaseException, str] | None:
+    """(the CppCompileError, its compiler's first `error:` diagnostic, without the temp file's path) where
+    Inductor's C++ build failed: the innermost exception there is the CalledProcessError whose text is
+    the command line, temp paths and flags, the same for every such bug; the diagnostic tells them apart
+    and is what a standalone run prints too."""
+    for x in chain:
+        output = getattr(x, "output", None)
+        if type(x).__name__ == "CppCompileError" and isinstance(output, str):
+            for line in output.splitlines():
+                _, sep, rest = line.partition("error: ")
+                if sep:
+                    return x, "error: " + rest.strip()
+            return x, output.strip().splitlines()[-1] if output.strip() else str(x)
+    return None
