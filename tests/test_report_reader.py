@@ -106,6 +106,8 @@ def test_a_title_names_the_compile_option_the_bug_needs():
     assert report_title(p, v, {"flags_turning_off": [{"triton.cudagraphs": False}]}).endswith(
         "(triton.cudagraphs=True)")
     assert "cudagraphs" not in report_title(p, v, {"flags_turning_off": []})
+    p.settings.backward = True  # a shrunk program keeps backward only where the bug needs it
+    assert "torch.relu with inputs that require grad, raises AssertionError" in report_title(p, v)
 
 
 def _static_one_call(p, v) -> bool:

@@ -316,6 +316,8 @@ def report_title(p: Program, v: Verdict, summary: dict | None = None) -> str:
         where = f" on {cause}" + (f" {dynamic}" if dynamic else "")
     else:
         where = f" {dynamic}" if dynamic else ""
+    if p.settings.backward:  # the shrinker tries backward -> False: a shrunk program keeps it only if needed
+        where += " with inputs that require grad,"
     shown = shown_sizes(p, v, summary)
     at = f" at {_sizes_text(shown)}" if shown else ""
     needed = needed_options(p, summary)
