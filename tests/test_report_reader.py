@@ -88,6 +88,14 @@ def test_the_title_names_the_trigger_not_the_neutral_op():
     assert "on a value read with .item()" in report_title(p, _verdict(Outcome.COMPILED_ERROR, exc_type="E"))
 
 
+def test_a_narrow_dtype_the_shrinker_kept_is_named():
+    """argmin of uint8 is wrong on Inductor CPU (#191499), of float32 it is right: the title says uint8."""
+    p = program([("argmin", ["x0"], {})], dtype="uint8", sizes={"s0": [16]}, backend="inductor")
+    assert report_title(p, _verdict()) == "[inductor] torch.argmin on a uint8 input gives wrong values"
+    p = program([("argmin", ["x0"], {})], sizes={"s0": [16]}, backend="inductor")
+    assert report_title(p, _verdict()) == "[inductor] torch.argmin gives wrong values"
+
+
 def test_a_failed_compiler_command_is_named_by_its_program_and_status_not_its_temp_paths():
     p = program([("logical_and", ["x0", "x0"], {})], sizes={"s0": [4]}, backend="inductor")
     v = _verdict(Outcome.COMPILED_ERROR, exc_type="subprocess.CalledProcessError",

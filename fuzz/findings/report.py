@@ -233,6 +233,7 @@ _LAYOUT_PHRASE = {"offset": "a storage-offset input", "transposed": "a transpose
                   "overlapping": "a self-overlapping (as_strided) input"}
 
 
+_NARROW_DTYPES = ("uint8", "int8", "int16", "bool", "float16", "bfloat16")  # named in a title where kept
 _ITEM_AS_LENGTH = ("item_narrow", "item_arange", "item_pad")  # ops whose .item() value sizes a tensor
 
 
@@ -255,6 +256,9 @@ def trigger(p: Program) -> str:
     layouts = [x.layout for x in p.inputs if x.alias is None and x.layout in _LAYOUT_PHRASE]
     if layouts:
         parts.append(_LAYOUT_PHRASE[layouts[0]])
+    narrow = [x.dtype for x in p.inputs if x.alias is None and x.dtype in _NARROW_DTYPES]
+    if narrow and len(parts) < 2:  # the shrinker moves dtypes towards float32: one that stayed matters
+        parts.append(f"a{'n' if narrow[0].startswith('int') else ''} {narrow[0]} input")  # a uint8, an int8
     return " and ".join(parts[:2])
 
 
