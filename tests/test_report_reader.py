@@ -96,6 +96,18 @@ def test_a_narrow_dtype_the_shrinker_kept_is_named():
     assert report_title(p, _verdict()) == "[inductor] torch.argmin gives wrong values"
 
 
+def test_aliasing_that_changes_between_calls_is_named():
+    """An input that is a view of another at some calls and a copy at others (alias "calls"), written in
+    place: the graph compiled for one aliasing must not serve the other (#139789's family)."""
+    base = TensorInput(name="x0", shape=[], dtype="float32")
+    view = TensorInput(name="x1", shape=[], dtype="float32", alias={"of": "x0", "view": "same",
+                                                                     "calls": [True, False]})
+    p = program([("mul_scalar_", ["x1"], {"value": 0.0}), ("relu", ["x0"], {})], inputs=[base, view],
+                sizes={}, backend="aot_eager", outputs=["v1"])
+    assert "on an input whose aliasing changes between calls, mutated in place, gives wrong values" in \
+        report_title(p, _verdict(call=1, sizes={})), report_title(p, _verdict(call=1, sizes={}))
+
+
 def test_a_failed_compiler_command_is_named_by_its_program_and_status_not_its_temp_paths():
     p = program([("logical_and", ["x0", "x0"], {})], sizes={"s0": [4]}, backend="inductor")
     v = _verdict(Outcome.COMPILED_ERROR, exc_type="subprocess.CalledProcessError",

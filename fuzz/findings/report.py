@@ -244,7 +244,10 @@ def trigger(p: Program) -> str:
 
     specs = [(c, OPS[c.op]) for c in p.ops if c.op in OPS]
     parts = []
-    if any(x.alias is not None for x in p.inputs) and any(s.mutates for _, s in specs):
+    if any(x.alias is not None and x.alias.get("calls") for x in p.inputs):  # a view at some calls, a copy at others
+        parts.append("an input whose aliasing changes between calls" + (
+            ", mutated in place," if any(s.mutates for _, s in specs) else ""))
+    elif any(x.alias is not None for x in p.inputs) and any(s.mutates for _, s in specs):
         parts.append("an aliased input mutated in place")
     reads = [(c.op, c.params.get("via")) for c, s in specs if c.op.startswith("item_")]
     if reads:
@@ -321,7 +324,7 @@ def report_title(p: Program, v: Verdict, summary: dict | None = None) -> str:
     else:
         where = f" {dynamic}" if dynamic else ""
     if p.settings.backward:  # the shrinker tries backward -> False: a shrunk program keeps it only if needed
-        where += " with inputs that require grad,"
+        where += ("," if where and not where.endswith(",") else "") + " with inputs that require grad,"
     shown = shown_sizes(p, v, summary)
     at = f" at {_sizes_text(shown)}" if shown else ""
     needed = needed_options(p, summary)
