@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 from fuzz.campaign.generate import generate
 from fuzz.program.ir import OpCall, Program, RunSettings, TensorInput
 
@@ -20,3 +23,12 @@ def program(ops, *, shape=("s0",), sizes=None, marks=None, backend="aot_eager", 
     calls = [OpCall(op=o, args=a, params=p, out=f"v{i}") for i, (o, a, p) in enumerate(ops)]
     return Program(sizes=sizes, inputs=inputs, ops=calls, outputs=outputs or [calls[-1].out],
                    settings=RunSettings(backend=backend))
+
+
+def script_module(name: str):
+    """scripts/NAME.py loaded as a module (scripts/ is no package)."""
+    path = Path(__file__).resolve().parent.parent / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -4,17 +4,11 @@ lines, no branch on the program kind or the backend name outside the
 kinds (fuzz/kinds) and the backend table (fuzz/judge/backends.py), and no
 function under fuzz/ over 80 lines."""
 
-import importlib.util
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
+from helpers import script_module
 
 
 def _metrics():
-    spec = importlib.util.spec_from_file_location("arch_metrics", ROOT / "scripts" / "arch_metrics.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return script_module("arch_metrics")
 
 
 def test_no_import_cycles():

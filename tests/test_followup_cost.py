@@ -1,10 +1,8 @@
 """Issue 41's measure of what users get: jobs.jsonl records a job's CPU-seconds by kind
 (fuzz/cputime.py), and scripts/followup_cost.py reads them with the cases and the corpus."""
 
-import importlib.util
 import json
 import sys
-from pathlib import Path
 
 from fuzz import cputime
 from fuzz.findings.corpus import Corpus
@@ -12,16 +10,11 @@ from fuzz.findings.signature import signature
 from fuzz.judge.isolated import run_command
 from fuzz.judge.verdict import Outcome, Stage, Verdict
 
-from helpers import program
-
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import program, script_module
 
 
 def followup_cost():
-    spec = importlib.util.spec_from_file_location("followup_cost", ROOT / "scripts" / "followup_cost.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return script_module("followup_cost")
 
 
 def test_a_checks_child_process_cpu_is_counted_on_the_thread_that_ran_it(tmp_path):

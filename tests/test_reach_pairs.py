@@ -1,23 +1,15 @@
 """scripts/pairs.py (issue 40's measure of conjunctions): the pairs a program holds, and the feasibility
 search that decides which pairs count."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from fuzz.program.ir import TensorInput
-from tests.helpers import program
-
-ROOT = Path(__file__).resolve().parent.parent
+from helpers import program, script_module
 
 
 @pytest.fixture(scope="module")
 def pairs():
-    spec = importlib.util.spec_from_file_location("pairs", ROOT / "scripts" / "pairs.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return script_module("pairs")
 
 
 def test_the_pairs_of_a_hand_made_program(pairs):
