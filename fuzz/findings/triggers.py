@@ -38,13 +38,13 @@ def escapes(p, op: str, where: str = "") -> bool:
     from fuzz.program.ops import OPS
 
     outputs = list(getattr(p, "outputs", ()))
-    returned, written_input = set(outputs), None
+    returned, written_input, in_place = set(outputs), None, True
     if m := re.match(r"output (\d+)\b", where or ""):
         n = int(m.group(1))
         returned = {outputs[n]} if n < len(outputs) else set()
+        in_place = not returned  # that output is the escape, not a write elsewhere
     elif m := re.match(r"input (\w+)$", where or ""):
         written_input, returned = _aliases(p, m.group(1)), set()
-    in_place = where == "" or not where.startswith("output ") or not returned
     for c in getattr(p, "ops", ()):
         if c.op != op or (written_input is not None and not (c.args and c.args[0] in written_input)):
             continue
