@@ -118,12 +118,18 @@ def _release(torch_version) -> str:
     return str(torch_version or "").split("+")[0]
 
 
+def _versions_record(entry) -> dict | None:
+    """meta.json's "versions" (`shapefuzz versions`), or None when absent or not an object."""
+    rec = entry.meta.get("versions")
+    return rec if isinstance(rec, dict) else None
+
+
 def _ran_on(entry) -> tuple[str, str, str] | None:
     """(release, result, where) of the newest torch the entry's repro ran on: its versions record (the
     CPU twin's too), or the torch it was found with, which it failed on by definition."""
     from fuzz.findings.versions import AFFECTED, _key, newest_checked
 
-    rec = entry.meta.get("versions") if isinstance(entry.meta.get("versions"), dict) else None
+    rec = _versions_record(entry)
     seen = []
     got = newest_checked(rec)
     if got:
@@ -157,8 +163,7 @@ def _status(entry, known, newest: str | None) -> tuple[str, str, str]:
         return FIXED_NEWER, f"{upstream}; fixed in <={ran[0]}", checked
     if newest and (ran is None or _key(ran[0]) < _key(newest)):
         return UNCHECKED, upstream, checked
-    if _line(entry) == "torch" and newest_checked(entry.meta.get("versions") if isinstance(
-            entry.meta.get("versions"), dict) else None) is None:
+    if _line(entry) == "torch" and newest_checked(_versions_record(entry)) is None:
         # found, never rerun: a corpus of one campaign knows no newer torch than the one that found it, and
         # two of a fresh CPU campaign's five "new" rows passed on the next release (torch 2.11 -> 2.13)
         return UNCHECKED, upstream, checked
