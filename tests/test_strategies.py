@@ -4,7 +4,7 @@ import collections
 import itertools
 
 import pytest
-from hypothesis import HealthCheck, find, given, settings
+from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis.errors import InvalidArgument
 
 from fuzz.program.interp import load
@@ -222,7 +222,8 @@ def test_every_op_is_reachable(name):
     assert any(o.op == name for p in progs for o in p.ops)
 
 
-S = settings(database=None, max_examples=3000, suppress_health_check=list(HealthCheck), derandomize=True)
+S = settings(database=None, max_examples=3000, suppress_health_check=list(HealthCheck), derandomize=True,
+             phases=[Phase.generate, Phase.shrink])  # no explain phase: it re-ran ~half the draws to annotate a failure
 
 
 def minimal(strategy, condition):

@@ -79,3 +79,15 @@ _SCALARS_INT = [1, 2, -3, 0]
 def _scalar_for(dt: str):
     return st.sampled_from(_SCALARS_FLOAT if D.is_floating(dt) else _SCALARS_INT)
 
+
+
+
+def drawn(fn) -> st.SearchStrategy:
+    """The strategy that calls fn(draw), for a drawing function made per call (a closure over the
+    value an op takes): what st.composite makes of it, label and all (so the stream is the same),
+    without st.composite's read of fn's source at every call (a third of a reflect-pad shrink's draws)."""
+    try:
+        from hypothesis.strategies._internal.core import CompositeStrategy
+    except ImportError:  # a Hypothesis without it: the public way
+        return st.composite(fn)()
+    return CompositeStrategy(fn, (), {})

@@ -14,7 +14,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fuzz.program.opspec import OpSpec
-from fuzz.program.ops.common import _ANY, _NUMERIC, OPS, _fresh
+from fuzz.program.ops.common import drawn, _ANY, _NUMERIC, OPS, _fresh
 from fuzz.program.ops.common_gen import dim_text, index
 from fuzz.program.symbolic import Dim, norm_dim
 
@@ -30,7 +30,6 @@ def _params(a, rotation=False, extra=None):
     length: the dim's own size, or a literal within it)."""
     dims = _indexable_dims(a)
 
-    @st.composite
     def draw(draw_):
         d = draw_(st.sampled_from(dims))
         p = {"dim": d, "k": 1 if rotation else draw_(st.sampled_from([1, 2, 3, 0])),
@@ -40,7 +39,7 @@ def _params(a, rotation=False, extra=None):
         if extra is not None:
             p.update(draw_(extra))
         return p
-    return draw()
+    return drawn(draw)
 
 
 def _check(a, p, rotation=False):
@@ -156,13 +155,12 @@ def _put_check(a, p):
 def _put_params(a):
     acc = st.booleans() if a.dtype != "bool" else st.just(False)
 
-    @st.composite
     def draw(draw_):
         accumulate = draw_(acc)
         p = draw_(_params(a, rotation=not accumulate))
         # index_put takes index tensors only: the made index addresses dim 0
         return {**p, "dim": -a.rank, "len": "dim", "accumulate": accumulate}
-    return draw()
+    return drawn(draw)
 
 
 _op("index_put", _ANY, _put_params, lambda a, p: _put_check(a, p) or (

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fuzz.program import dtypes as D
 from fuzz.program.opspec import OpSpec
-from fuzz.program.ops.common import OPS, _dim_in, _fresh, _view
+from fuzz.program.ops.common import drawn, OPS, _dim_in, _fresh, _view
 from fuzz.program.ops.common_gen import dim_text, weight
 from fuzz.program.symbolic import Dim
 
@@ -52,13 +52,12 @@ def _conv(name, spatial):
         # valid by construction: (kernel, dilation) that fit with some padding, then a padding that fits
         kd = [(k, d) for k in (1, 2, 3) for d in (1, 2) if any(_conv_fits(a, _kp(k, d, q), spatial) for q in (0, 1, 2))]
 
-        @st.composite
         def draw(draw_):
             k, d = draw_(st.sampled_from(kd))
             pad = draw_(st.sampled_from([q for q in (0, 1, 2) if _conv_fits(a, _kp(k, d, q), spatial)]))
             return {"kernel": k, "stride": draw_(st.sampled_from([1, 2])), "padding": pad, "dilation": d,
                     "groups": draw_(st.sampled_from(groups)), "out": draw_(st.sampled_from([2, 1, 4]))}
-        return draw()
+        return drawn(draw)
 
     def check(a, p):
         if not accepts(a):

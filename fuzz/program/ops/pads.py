@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from fuzz.program import dtypes as D
 from fuzz.program.opspec import (OpSpec, check_width, py_literal, render_width,
                                  width_syms, width_values, widths)
-from fuzz.program.ops.common import OPS
+from fuzz.program.ops.common import drawn, OPS
 from fuzz.program.ops.common import (_fresh)
 from fuzz.program.symbolic import Dim, ValueInfo
 
@@ -70,7 +70,6 @@ def _pad_params(a: ValueInfo):
     # often: a cropping pad of a computed value feeding a matrix op (issue 27) was 0 in 3000 programs.
     crop_prone = not a.is_input and D.is_floating(a.dtype) and a.rank in (2, 3) and "constant" in modes
 
-    @st.composite
     def draw(draw_):
         mode = draw_(st.sampled_from(modes + ["constant"] * (3 if crop_prone else 0)))
         pairs_ok = [p for p in (1, 2, 3) if _pad_variant_ok(mode, a, p)]
@@ -99,7 +98,7 @@ def _pad_params(a: ValueInfo):
             p["value"] = draw_(st.sampled_from(vals if a.dtype != "bool" else [0, 1]))
         return p
 
-    return draw()
+    return drawn(draw)
 
 
 def _pad_mode_possible(mode, a: ValueInfo):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fuzz.program import dtypes as D
 from fuzz.program.opspec import OpSpec
-from fuzz.program.ops.common import OPS, _fresh
+from fuzz.program.ops.common import drawn, OPS, _fresh
 from fuzz.program.symbolic import Dim
 
 _FLOAT = frozenset(D.FLOATING)
@@ -21,7 +21,6 @@ _SIZES = (1, 3, 4, 7)  # literal out sizes: 1 collapses a dim; 7 is odd and larg
 
 
 def _interp_params(a):
-    @st.composite
     def draw(draw_):
         mode = draw_(st.sampled_from(_MODES[a.rank]))
         if draw_(st.integers(0, 2)) == 0:  # a third to a literal size
@@ -32,7 +31,7 @@ def _interp_params(a):
         if mode in _LINEAR:
             p["align_corners"] = draw_(st.booleans())
         return p
-    return draw()
+    return drawn(draw)
 
 
 def _scaled(v, s):

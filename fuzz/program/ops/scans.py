@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from fuzz.program import dtypes as D
 from fuzz.program.opspec import OpSpec
-from fuzz.program.ops.common import _ANY, _dim_in, _fresh, OPS
+from fuzz.program.ops.common import drawn, _ANY, _dim_in, _fresh, OPS
 from fuzz.program.symbolic import Dim
 
 _ORDERED = _ANY - {"bool"}
@@ -55,12 +55,11 @@ _along("sort", _ORDERED, lambda dt, p: "int64" if p["take"] == "indices" else dt
 def _topk_params(a):
     dims = [d for d in range(-a.rank, 0) if a.shape[d].min >= 1]
 
-    @st.composite
     def draw(draw_):
         d = draw_(st.sampled_from(dims))
         k = draw_(st.integers(1, min(a.shape[d].min, 3)))
         return {"dim": d, "k": k, "largest": draw_(st.booleans())}
-    return draw()
+    return drawn(draw)
 
 
 _along("topk", _ORDERED, lambda dt, p: dt, _topk_params,

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fuzz.program import dtypes as D
 from fuzz.program.opspec import OpSpec, py_literal
-from fuzz.program.ops.common import OPS, _all_syms, _dim_in, _fresh, _view
+from fuzz.program.ops.common import drawn, OPS, _all_syms, _dim_in, _fresh, _view
 from fuzz.program.ops.common_gen import dim_text, index
 from fuzz.program.symbolic import Dim, broadcast_shape, norm_dim
 
@@ -45,14 +45,13 @@ def _nonempty_dims(a):
 
 
 def _split_params(a):
-    @st.composite
     def draw(draw_):
         d = draw_(st.sampled_from(_nonempty_dims(a)))
         size = draw_(st.sampled_from([1, 2, 3]))
         pieces = min(-(-v // size) for v in a.shape[d].values)  # pieces that exist at every call (>= 1)
         take = draw_(st.integers(0, pieces - 1))
         return {"dim": d, "size": size, "take": take}
-    return draw()
+    return drawn(draw)
 
 
 def _split_len(v, size, take):
@@ -164,11 +163,10 @@ _one("repeat_interleave", lambda a: 1 <= a.rank <= 4,
 def _unfold_params(a):
     dims = [d for d in range(-a.rank, 0) if a.shape[d].min >= 1]
 
-    @st.composite
     def draw(draw_):
         d = draw_(st.sampled_from(dims))
         return {"dim": d, "size": draw_(st.integers(1, min(a.shape[d].min, 3))), "step": draw_(st.sampled_from([1, 2]))}
-    return draw()
+    return drawn(draw)
 
 
 _one("unfold", lambda a: 1 <= a.rank <= 4 and any(d.min >= 1 for d in a.shape), _unfold_params,

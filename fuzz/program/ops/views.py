@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from fuzz.program.opspec import (OpSpec, calls, check_width, index_expr, product_dim, render_width,
                                  slice_len, slice_text, width_syms, width_values, widths)
-from fuzz.program.ops.common import MAX_RANK, OPS
+from fuzz.program.ops.common import drawn, MAX_RANK, OPS
 from fuzz.program.ops.common_gen import shape_text
 from fuzz.program.ops.common import (_SLICE_BOUNDS,
                                      _dim_in, _view)
@@ -63,7 +63,6 @@ view_op("slice", lambda a: a.rank >= 1, _slice_params, _slice_check, _slice_shap
 
 
 def _narrow_params(a):
-    @st.composite
     def draw(draw_):
         d = draw_(st.integers(-a.rank, -1))
         dim = a.shape[d]
@@ -71,7 +70,7 @@ def _narrow_params(a):
         lo = (0,) * len(dim.values)
         hi = tuple(v - start for v in dim.values)
         return {"dim": d, "start": start, "length": draw_(widths(a, lo, hi))}
-    return draw()
+    return drawn(draw)
 
 
 def _narrow_check(a, p):
@@ -281,7 +280,6 @@ def _extent(sizes, strides, offset) -> int:
 def _restride_params(a):
     room = _numel(a).min  # elements of the smallest storage over the schedule
 
-    @st.composite
     def draw(d):
         way = d(st.sampled_from(_RESTRIDE_WAYS))
         offset = d(st.sampled_from([o for o in _RESTRIDE_OFFSETS if o < room] if way != "oob" else
@@ -298,7 +296,7 @@ def _restride_params(a):
             i = max(range(rank), key=lambda j: (sizes[j] - 1) * strides[j])
             sizes[i] = 1
         return {"way": way, "offset": offset, "sizes": sizes, "strides": strides}
-    return draw()
+    return drawn(draw)
 
 
 def _small_ints(xs, top, n=(1, 3)) -> bool:
