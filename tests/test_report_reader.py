@@ -208,6 +208,17 @@ def test_marks_a_signature_pins_claim_no_dynamic_shapes_without_a_triage(tmp_pat
     assert "on a maybe_mark_dynamic dim" in report_title(p, v, entry_summary(named))
 
 
+def test_a_pad_whose_negative_widths_empty_a_dim_says_so():
+    """F.pad(x, (w, w)) with w = size // 3 - 1 = -1 at size 2 crops that dim to 0: the bug is an empty result (a
+    CUDA ZeroDivisionError), which the title names; at size 9 the same pad keeps the dim and the title says nothing."""
+    w = {"dim": -1, "div": 3, "add": -1}
+    v = _verdict(Outcome.COMPILED_ERROR, exc_type="ZeroDivisionError")
+    p = program([("pad", ["x0"], {"mode": "constant", "pad": [w, w]})], sizes={"s0": [2]}, backend="inductor")
+    assert "F.pad(constant) on an input that negative pad widths crop to size 0 raises" in report_title(p, v)
+    p = program([("pad", ["x0"], {"mode": "constant", "pad": [w, w]})], sizes={"s0": [9]}, backend="inductor")
+    assert "crop" not in report_title(p, v)
+
+
 def _static_one_call(p, v) -> bool:
     """No dim marked, dynamic not True, and no size change up to the failing call."""
     upto = (v.call or 0) + 1

@@ -125,13 +125,33 @@ _NARROW_DTYPES = ("uint8", "int8", "int16", "bool", "float16", "bfloat16")  # na
 _ITEM_AS_LENGTH = ("item_narrow", "item_arange", "item_pad")  # ops whose .item() value sizes a tensor
 
 
-def trigger(p: Program) -> str:
+def _cropped_to_empty(p: Program, call: int | None) -> bool:
+    """Whether a pad's negative widths crop a non-empty dim of its input to size 0 at `call` (the last call when
+    None): the empty result, not the pad, is then what a reader must see."""
+    from fuzz.program.typecheck import typecheck
+
+    try:
+        env = typecheck(p)
+    except Exception:  # noqa: BLE001 - a program that does not check says nothing more
+        return False
+    i = call if call is not None else p.calls - 1
+    for c in p.ops:
+        if c.op != "pad" or c.args[0] not in env or c.out not in env:
+            continue
+        for a, out in zip(env[c.args[0]].shape, env[c.out].shape):
+            if 0 <= i < len(a.values) and i < len(out.values) and a.values[i] > 0 and out.values[i] == 0:
+                return True
+    return False
+
+
+def trigger(p: Program, call: int | None = None) -> str:
     """What sets the bug off beyond its ops, as a phrase ("an aliased input mutated in place", "a length read with
-    .tolist()", "an input with a storage offset"), or "": the features the shrinker could not take away."""
+    .tolist()", "an input with a storage offset", "an input that negative pad widths crop to size 0" at the
+    failing `call`), or "": the features the shrinker could not take away."""
     from fuzz.program.opdb import OPS
 
     specs = [(c, OPS[c.op]) for c in p.ops if c.op in OPS]
-    parts = []
+    parts = ["an input that negative pad widths crop to size 0"] if _cropped_to_empty(p, call) else []
     if any(x.alias is not None and x.alias.get("calls") for x in p.inputs):  # a view at some calls, a copy at others
         parts.append("an input whose aliasing changes between calls" + (
             ", mutated in place," if any(s.mutates for _, s in specs) else ""))
@@ -204,7 +224,7 @@ def report_title(p: Program, v: Verdict, summary: dict | None = None) -> str:
     if dynamic:
         tags += "[dynamic shapes]"
     ops = _ops_phrase(p, neutral=False)
-    cause = trigger(p)
+    cause = trigger(p, v.call if isinstance(v.call, int) else None)
     if dynamic and dynamic.startswith("on ") and cause:
         where = f" {dynamic}, with {cause},"
     elif cause:
