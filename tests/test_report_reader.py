@@ -186,26 +186,52 @@ def test_inputs_require_grad_in_a_title_only_where_one_can():
     assert "with inputs that require grad" in report_title(p, v)
 
 
+def _entry(tmp_path, text, p, shrink=None):
+    from types import SimpleNamespace
+
+    from fuzz.findings.signature import Signature
+
+    return SimpleNamespace(path=tmp_path, signature=Signature.of_text(text, minimal=True), program=p,
+                           meta={"shrink": {"timed_out": False, "interrupted": False} if shrink is None else shrink})
+
+
 def test_marks_a_signature_pins_claim_no_dynamic_shapes_without_a_triage(tmp_path):
     """A minimal signature that names marks keeps them in the shrunk program whether or not the bug needs them
     (a softmax + cat + index_put CUDA entry reproduced with no dim marked): without a triage's static row, its
-    title claims nothing; with one that says static shapes pass, it does."""
-    from types import SimpleNamespace
-
+    title claims nothing; with one that says static shapes pass, it does. Marks a shrink had no time to try
+    (it timed out) prove nothing either."""
     from fuzz.findings.report import entry_summary
-    from fuzz.findings.signature import Signature
 
     p = program(RELU, marks=["maybe_dynamic"], sizes={"s0": [5]}, backend="inductor")
     v = _verdict()
     text = "divergence | output | needs: pointwise | marks: dynamic | layout: - | dtype: - | device: cpu"
-    entry = SimpleNamespace(path=tmp_path, signature=Signature.of_text(text, minimal=True))
-    summary = entry_summary(entry)
-    assert summary == {"marks_pinned": True}
+    summary = entry_summary(_entry(tmp_path, text, p))
+    assert summary == {"marks_unproven": True}
     assert not DYNAMIC_CLAIMS.search(report_title(p, v, summary))
     assert "on a maybe_mark_dynamic dim" in report_title(p, v, {**summary, "dynamic_shape_bug": True})
-    named = SimpleNamespace(path=tmp_path, signature=Signature.of_text("compiled-only-error | E | m | f", minimal=True))
+    named = _entry(tmp_path, "compiled-only-error | E | m | f", p)
     assert entry_summary(named) is None  # a message-named bug: the shrinker could drop marks it did not need
     assert "on a maybe_mark_dynamic dim" in report_title(p, v, entry_summary(named))
+    late = _entry(tmp_path, "compiled-only-error | E | m | f", p, shrink={"timed_out": True})
+    assert not DYNAMIC_CLAIMS.search(report_title(p, v, entry_summary(late)))
+
+
+def test_options_a_finished_shrink_kept_are_named_in_the_title(tmp_path):
+    """The shrinker tries options -> {} and mode -> None: where the signature pins neither and the shrink finished,
+    what is left is needed (a nonzero under triton.cudagraphs=True; a unique under mode='max-autotune'); options a
+    signature pins, or a shrink that timed out kept, are not named without a triage."""
+    from fuzz.findings.report import entry_summary
+
+    p = program(RELU, sizes={"s0": [5]}, backend="inductor")
+    p.settings.options = {"triton.cudagraphs": True}
+    v = _verdict(Outcome.COMPILED_ERROR, exc_type="AcceleratorError")
+    named = "compiled-only-error | AcceleratorError | m | f"
+    assert report_title(p, v, entry_summary(_entry(tmp_path, named, p))).endswith("(triton.cudagraphs=True)")
+    assert "cudagraphs" not in report_title(p, v, entry_summary(_entry(tmp_path, named, p, {"timed_out": True})))
+    pinned = "divergence | output | needs: pointwise | marks: - | mode: - | flags: triton.cudagraphs=True | device: cuda"
+    assert "cudagraphs" not in report_title(p, v, entry_summary(_entry(tmp_path, pinned, p)))
+    p.settings.options, p.settings.mode = {}, "max-autotune"
+    assert report_title(p, v, entry_summary(_entry(tmp_path, named, p))).endswith("(mode='max-autotune')")
 
 
 def test_a_pad_whose_negative_widths_empty_a_dim_says_so():
@@ -217,6 +243,15 @@ def test_a_pad_whose_negative_widths_empty_a_dim_says_so():
     assert "F.pad(constant) on an input that negative pad widths crop to size 0 raises" in report_title(p, v)
     p = program([("pad", ["x0"], {"mode": "constant", "pad": [w, w]})], sizes={"s0": [9]}, backend="inductor")
     assert "crop" not in report_title(p, v)
+
+
+def test_an_input_empty_at_the_failing_call_is_named():
+    """group_norm's backward on a (31, 1, 0, 8, 1) input divides by zero: the title says the input is empty (at
+    the failing call; the same program at size 4 says nothing), after the layout and dtype facts."""
+    v = _verdict(Outcome.COMPILED_ERROR, exc_type="ZeroDivisionError", call=1, sizes={"s0": 0})
+    p = program(RELU, sizes={"s0": [4, 0]}, backend="inductor")
+    assert "torch.relu on an empty (size-0) input raises" in report_title(p, v)
+    assert "empty" not in report_title(p, _verdict(Outcome.COMPILED_ERROR, exc_type="E", call=0, sizes={"s0": 4}))
 
 
 def _static_one_call(p, v) -> bool:

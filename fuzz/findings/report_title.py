@@ -90,11 +90,11 @@ def symbolic_reason(p: Program, v: Verdict, summary: dict | None = None) -> str 
     """Why a dim is symbolic in the program at its failing call, as the title's phrase ("on a mark_dynamic dim",
     "with dynamic=True", "after a size change (automatic dynamic shapes)"), or None: the program ran with static
     shapes and a title must not claim dynamic ones. A triage that tried static shapes decides; without one,
-    marks and dynamic=True that the entry's signature pins (`marks_pinned`: the shrinker could not take them
-    away, whether or not the bug needs them) say nothing."""
+    marks and dynamic=True that the shrinker could not try to take away (`marks_unproven`: the entry's signature
+    pins them, or its shrink ran out of time) say nothing."""
     if summary and summary.get("dynamic_shape_bug") is False:
         return None
-    if summary and summary.get("marks_pinned") and summary.get("dynamic_shape_bug") is None:
+    if summary and summary.get("marks_unproven") and summary.get("dynamic_shape_bug") is None:
         return None
     call = v.call if isinstance(v.call, int) else None
     # a marked dim is symbolic unless Dynamo specialises it: mark_dynamic/maybe_mark_dynamic of a size 0 or 1
@@ -146,8 +146,8 @@ def _cropped_to_empty(p: Program, call: int | None) -> bool:
 
 def trigger(p: Program, call: int | None = None) -> str:
     """What sets the bug off beyond its ops, as a phrase ("an aliased input mutated in place", "a length read with
-    .tolist()", "an input with a storage offset", "an input that negative pad widths crop to size 0" at the
-    failing `call`), or "": the features the shrinker could not take away."""
+    .tolist()", "an empty (size-0) input", "an input that negative pad widths crop to size 0" at the failing
+    `call`), or "": the features the shrinker could not take away."""
     from fuzz.program.opdb import OPS
 
     specs = [(c, OPS[c.op]) for c in p.ops if c.op in OPS]
@@ -170,6 +170,8 @@ def trigger(p: Program, call: int | None = None) -> str:
     narrow = [x.dtype for x in p.inputs if x.alias is None and x.dtype in _NARROW_DTYPES]
     if narrow and len(parts) < 2:  # the shrinker moves dtypes towards float32: one that stayed matters
         parts.append(f"a{'n' if narrow[0].startswith('int') else ''} {narrow[0]} input")  # a uint8, an int8
+    if len(parts) < 2 and any(_size_at(p, d, call) == 0 for x in p.inputs for d in x.shape):  # no elements at all
+        parts.append("an empty (size-0) input")
     return " and ".join(parts[:2])
 
 
@@ -250,24 +252,44 @@ def requires_grad(p: Program) -> bool:
 
 def needed_options(p: Program, summary: dict | None) -> dict:
     """The program's compile options that the bug needs: those whose flip alone made it pass in triage
-    (ablation's flags_turning_off), with the program's values. A title names them: a cudagraphs-only bug
+    (ablation's flags_turning_off), with the program's values; without such flips, the options and mode a
+    finished shrink kept where nothing pinned them (`options_kept`). A title names them: a cudagraphs-only bug
     is filed under cudagraphs."""
     options = p.settings.options or {}
     flips = (summary or {}).get("flags_turning_off") or []
+    kept = (summary or {}).get("options_kept")
+    if not flips and isinstance(kept, dict):
+        return dict(kept)
     keys = [k for flip in flips if isinstance(flip, dict) and len(flip) == 1 for k in flip]
     return {k: options[k] for k in keys if k in options}
 
 
+def _pinned(text: str, field: str) -> bool:
+    """Whether a minimal signature's text names `field` (marks, mode, flags) with a value: the shrinker then keeps
+    it, needed or not."""
+    m = re.search(rf"\| {field}: ([^|]*?) (?:\||$)", text)
+    return bool(m) and m.group(1).strip() != "-"
+
+
 def entry_summary(entry) -> dict | None:
-    """What is known of an entry's bug beyond its program: its triage's summary (ablation.json), plus
-    `marks_pinned` where its minimal signature names marks or dynamic=True (so its program keeps them whether
-    or not the bug needs them). None when neither is known."""
+    """What is known of a shrunk entry's bug beyond its program: its triage's summary (ablation.json), plus what
+    its shrink says. `marks_unproven`: its marks and dynamic=True may not be needed (its minimal signature pins
+    them, or the shrink ran out of time before trying to drop them). `options_kept`: the compile options and mode
+    a finished shrink kept where its signature pinned neither (so the bug needs them). None when nothing is known."""
     from fuzz.findings.triage import load_ablation
 
     doc = load_ablation(entry.path)
     summary = dict(doc["summary"]) if doc and isinstance(doc.get("summary"), dict) else {}
-    text = getattr(entry.signature, "text", "") or ""
-    marks = re.search(r"\| marks: ([^|]*) \|", text)
-    if getattr(entry.signature, "minimal", False) and marks and marks.group(1).strip() != "-":
-        summary["marks_pinned"] = True
+    if getattr(entry.signature, "minimal", False):
+        text = getattr(entry.signature, "text", "") or ""
+        shrink = (getattr(entry, "meta", None) or {}).get("shrink")
+        finished = isinstance(shrink, dict) and not shrink.get("timed_out") and not shrink.get("interrupted")
+        if _pinned(text, "marks") or not finished:
+            summary["marks_unproven"] = True
+        p = getattr(entry, "program", None)
+        if finished and not (_pinned(text, "flags") or _pinned(text, "mode")) and isinstance(p, Program):
+            kept = dict(p.settings.options or {})
+            kept.update({"mode": p.settings.mode} if p.settings.mode else {})
+            if kept:
+                summary["options_kept"] = kept
     return summary or None
