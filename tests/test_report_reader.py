@@ -168,7 +168,8 @@ def test_the_ops_column_names_the_torch_api_for_both_program_kinds():
     compiled, steps = named("compiled"), named("steps")
     assert [compiled.op_label(o) for o in ("mul_scalar_", "mask_index", "matmul_w", "relu")] == [
         "Tensor.mul_", "Tensor.__getitem__(bool mask)", "torch.matmul", "torch.relu"]
-    assert [steps.op_label(o) for o in ("observe", "setitem", "mul_")] == ["Tensor.cpu", "slice assignment", "mul_"]
+    assert [steps.op_label(o) for o in ("observe", "setitem", "full", "mul_")] == [
+        "Tensor.cpu", "slice assignment", "torch.full", "mul_"]
     rows = (ROOT / "corpus" / "BUGS.md").read_text().split("| bug |", 1)[1]
     ops_cells = [line.split(" | ")[3] for line in rows.splitlines()[2:] if line.startswith("| `")]
     assert ops_cells and not [c for c in ops_cells if any(n.replace("_", "\\_") in c for n in HARNESS_NAMES)]

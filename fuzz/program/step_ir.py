@@ -86,11 +86,12 @@ def _ops(*specs: StepOp) -> dict:
 OPS: dict[str, StepOp] = _ops(
     # creations: host data moved to the device, or a fill on the device
     StepOp("tensor", "create", (0, 0), {"data": ("data", True)},
-           lambda a, p: f"torch.tensor({json.dumps(p['data'])}, dtype=dt, device=dev)"),
+           lambda a, p: f"torch.tensor({json.dumps(p['data'])}, dtype=dt, device=dev)", label="torch.tensor"),
     StepOp("rand", "create", (0, 0), {"shape": ("shape", True), "seed": ("pos0", True)},
-           lambda a, p: f"rand({_shape(p['shape'])}, {p['seed']}, dt, dev)"),
+           lambda a, p: f"rand({_shape(p['shape'])}, {p['seed']}, dt, dev)", label="torch.randn"),
     StepOp("full", "create", (0, 0), {"shape": ("shape", True), "value": ("num", True)},
-           lambda a, p: f"torch.full({_shape(p['shape'])}, {_num(p['value'])}, dtype=dt, device=dev)"),
+           lambda a, p: f"torch.full({_shape(p['shape'])}, {_num(p['value'])}, dtype=dt, device=dev)",
+           label="torch.full"),
     # out-of-place
     StepOp("add", "pointwise", (1, 2), _OTHER, lambda a, p: f"{a[0]} + {_other(a, p)}", True),
     StepOp("sub", "pointwise", (1, 2), _OTHER, lambda a, p: f"{a[0]} - {_other(a, p)}", True),
