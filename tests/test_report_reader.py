@@ -130,6 +130,131 @@ def test_a_title_names_the_compile_option_the_bug_needs():
     assert "torch.relu with inputs that require grad, raises AssertionError" in report_title(p, v)
 
 
+# ops a report must never name: the harness's own names for torch calls
+HARNESS_NAMES = ("mul_scalar_", "add_scalar_", "slice_assign", "item_arange", "item_narrow", "mask_index",
+                 "matmul_w", "dropout0", "observe")
+
+
+def _torch_attr(label: str) -> bool:
+    """Whether a dotted label ("torch.add", "Tensor.mul_", "F.pad(reflect)") names a real torch callable."""
+    import torch
+    import torch.nn.functional as F
+
+    owner, _, attr = label.split("(")[0].partition(".")
+    return hasattr({"torch": torch, "Tensor": torch.Tensor, "F": F}.get(owner), attr) if attr else False
+
+
+def test_every_op_is_named_by_the_torch_api_a_user_writes():
+    """A report names torch's API, never a harness op ("Tensor.mul_scalar_" is no method: Tensor.mul_ is; "add"
+    is an operator: torch.add); the ops torch has no function for read as what a user writes (x[a:b] = v)."""
+    from fuzz.program.opdb import OPS
+
+    phrases = {"slicing x[a:b]", "slice assignment x[a:b] = v"}
+    wrong = [(s.name, s.label()) for s in OPS if s.label() not in phrases and not _torch_attr(s.label())]
+    assert wrong == []
+    labels = {s.name: s.label() for s in OPS}
+    assert (labels["mul_scalar_"], labels["add"], labels["div_scalar"], labels["dropout0"], labels["item_narrow"]) == (
+        "Tensor.mul_", "torch.add", "torch.div", "F.dropout(p=0)", "Tensor.narrow")
+    base = TensorInput(name="x0", shape=["s0"], dtype="float32")
+    view = TensorInput(name="x1", shape=["s0"], dtype="float32", alias={"of": "x0", "view": "same"})
+    p = program([("mul_scalar_", ["x1"], {"s": 0.0})], inputs=[base, view], sizes={"s0": [5]}, backend="inductor")
+    title = report_title(p, _verdict(Outcome.COMPILED_ERROR, exc_type="TypeError"))
+    assert title.startswith("[inductor] Tensor.mul_ on an aliased input mutated in place raises TypeError"), title
+
+
+def test_the_ops_column_names_the_torch_api_for_both_program_kinds():
+    from fuzz.kinds import named
+
+    compiled, steps = named("compiled"), named("steps")
+    assert [compiled.op_label(o) for o in ("mul_scalar_", "mask_index", "matmul_w", "relu")] == [
+        "Tensor.mul_", "Tensor.__getitem__(bool mask)", "torch.matmul", "torch.relu"]
+    assert [steps.op_label(o) for o in ("observe", "setitem", "full", "mul_")] == [
+        "Tensor.cpu", "slice assignment", "torch.full", "mul_"]
+    rows = (ROOT / "corpus" / "BUGS.md").read_text().split("| bug |", 1)[1]
+    ops_cells = [line.split(" | ")[3] for line in rows.splitlines()[2:] if line.startswith("| `")]
+    assert ops_cells and not [c for c in ops_cells if any(n.replace("_", "\\_") in c for n in HARNESS_NAMES)]
+
+
+def test_inputs_require_grad_in_a_title_only_where_one_can():
+    """A backward case of integer inputs runs forward only (an int16 tensor cannot require grad): its title must
+    not say "with inputs that require grad" (a CUDA atomic_add report did)."""
+    v = _verdict(Outcome.COMPILED_ERROR, exc_type="ValueError")
+    p = program([("cumsum", ["x0"], {"dim": 0})], dtype="int16", sizes={"s0": [5]}, backend="inductor")
+    p.settings.backward = True
+    assert "require grad" not in report_title(p, v)
+    p = program([("cumsum", ["x0"], {"dim": 0})], sizes={"s0": [5]}, backend="inductor")
+    p.settings.backward = True
+    assert "with inputs that require grad" in report_title(p, v)
+
+
+def _entry(tmp_path, text, p, shrink=None):
+    from types import SimpleNamespace
+
+    from fuzz.findings.signature import Signature
+
+    return SimpleNamespace(path=tmp_path, signature=Signature.of_text(text, minimal=True), program=p,
+                           meta={"shrink": {"timed_out": False, "interrupted": False} if shrink is None else shrink})
+
+
+def test_marks_a_signature_pins_claim_no_dynamic_shapes_without_a_triage(tmp_path):
+    """A minimal signature that names marks keeps them in the shrunk program whether or not the bug needs them
+    (a softmax + cat + index_put CUDA entry reproduced with no dim marked): without a triage's static row, its
+    title claims nothing; with one that says static shapes pass, it does. Marks a shrink had no time to try
+    (it timed out) prove nothing either."""
+    from fuzz.findings.report import entry_summary
+
+    p = program(RELU, marks=["maybe_dynamic"], sizes={"s0": [5]}, backend="inductor")
+    v = _verdict()
+    text = "divergence | output | needs: pointwise | marks: dynamic | layout: - | dtype: - | device: cpu"
+    summary = entry_summary(_entry(tmp_path, text, p))
+    assert summary == {"marks_unproven": True}
+    assert not DYNAMIC_CLAIMS.search(report_title(p, v, summary))
+    assert "on a maybe_mark_dynamic dim" in report_title(p, v, {**summary, "dynamic_shape_bug": True})
+    named = _entry(tmp_path, "compiled-only-error | E | m | f", p)
+    assert entry_summary(named) is None  # a message-named bug: the shrinker could drop marks it did not need
+    assert "on a maybe_mark_dynamic dim" in report_title(p, v, entry_summary(named))
+    late = _entry(tmp_path, "compiled-only-error | E | m | f", p, shrink={"timed_out": True})
+    assert not DYNAMIC_CLAIMS.search(report_title(p, v, entry_summary(late)))
+
+
+def test_options_a_finished_shrink_kept_are_named_in_the_title(tmp_path):
+    """The shrinker tries options -> {} and mode -> None: where the signature pins neither and the shrink finished,
+    what is left is needed (a nonzero under triton.cudagraphs=True; a unique under mode='max-autotune'); options a
+    signature pins, or a shrink that timed out kept, are not named without a triage."""
+    from fuzz.findings.report import entry_summary
+
+    p = program(RELU, sizes={"s0": [5]}, backend="inductor")
+    p.settings.options = {"triton.cudagraphs": True}
+    v = _verdict(Outcome.COMPILED_ERROR, exc_type="AcceleratorError")
+    named = "compiled-only-error | AcceleratorError | m | f"
+    assert report_title(p, v, entry_summary(_entry(tmp_path, named, p))).endswith("(triton.cudagraphs=True)")
+    assert "cudagraphs" not in report_title(p, v, entry_summary(_entry(tmp_path, named, p, {"timed_out": True})))
+    pinned = "divergence | output | needs: pointwise | marks: - | mode: - | flags: triton.cudagraphs=True | device: cuda"
+    assert "cudagraphs" not in report_title(p, v, entry_summary(_entry(tmp_path, pinned, p)))
+    p.settings.options, p.settings.mode = {}, "max-autotune"
+    assert report_title(p, v, entry_summary(_entry(tmp_path, named, p))).endswith("(mode='max-autotune')")
+
+
+def test_a_pad_whose_negative_widths_empty_a_dim_says_so():
+    """F.pad(x, (w, w)) with w = size // 3 - 1 = -1 at size 2 crops that dim to 0: the bug is an empty result (a
+    CUDA ZeroDivisionError), which the title names; at size 9 the same pad keeps the dim and the title says nothing."""
+    w = {"dim": -1, "div": 3, "add": -1}
+    v = _verdict(Outcome.COMPILED_ERROR, exc_type="ZeroDivisionError")
+    p = program([("pad", ["x0"], {"mode": "constant", "pad": [w, w]})], sizes={"s0": [2]}, backend="inductor")
+    assert "F.pad(constant) on an input that negative pad widths crop to size 0 raises" in report_title(p, v)
+    p = program([("pad", ["x0"], {"mode": "constant", "pad": [w, w]})], sizes={"s0": [9]}, backend="inductor")
+    assert "crop" not in report_title(p, v)
+
+
+def test_an_input_empty_at_the_failing_call_is_named():
+    """group_norm's backward on a (31, 1, 0, 8, 1) input divides by zero: the title says the input is empty (at
+    the failing call; the same program at size 4 says nothing), after the layout and dtype facts."""
+    v = _verdict(Outcome.COMPILED_ERROR, exc_type="ZeroDivisionError", call=1, sizes={"s0": 0})
+    p = program(RELU, sizes={"s0": [4, 0]}, backend="inductor")
+    assert "torch.relu on an empty (size-0) input raises" in report_title(p, v)
+    assert "empty" not in report_title(p, _verdict(Outcome.COMPILED_ERROR, exc_type="E", call=0, sizes={"s0": 4}))
+
+
 def _static_one_call(p, v) -> bool:
     """No dim marked, dynamic not True, and no size change up to the failing call."""
     upto = (v.call or 0) + 1

@@ -57,16 +57,23 @@ class BugRow:
 
 
 def _title(entry) -> str:
-    from fuzz.findings.report import report_title
+    from fuzz.findings.report import entry_summary, report_title
     from fuzz.findings.report_xla import _steps_title
-    from fuzz.findings.triage import load_ablation
     from fuzz.program.ir import Program
 
     p, v = entry.program, entry.verdict
     if isinstance(p, Program):
-        doc = load_ablation(entry.path)
-        return report_title(p, v, doc.get("summary") if doc else None)
+        return report_title(p, v, entry_summary(entry))
     return _steps_title(p, v)
+
+
+def _user_names(program, ops: list) -> list:
+    """The ops as the torch API a user writes (mul_scalar_ is Tensor.mul_, observe is Tensor.cpu), each once, sorted:
+    the harness's op names mean nothing to a maintainer."""
+    from fuzz.kinds import kind_of
+
+    kind = kind_of(program)
+    return sorted({kind.op_label(op) for op in ops if isinstance(op, str)})
 
 
 def _upstream(entry, known) -> tuple[str, str]:
@@ -208,8 +215,8 @@ def bug_rows(corpus_root, unreadable: list | None = None) -> list[BugRow]:
         first = (KNOWN, FIXED, FIXED_NEWER, NEW, UNCHECKED, PENDING)
         e, status, upstream, ran_text = min(rated, key=lambda r: first.index(r[1]))
         seen = e.meta.get("seen_with") or {}
-        ops = seen.get("ops") or sorted({c.op for c in getattr(e.program, "ops", [])} |
-                                        {s.op for _, s in getattr(e.program, "steps", list)()})
+        ops = _user_names(e.program, seen.get("ops") or sorted({c.op for c in getattr(e.program, "ops", [])} |
+                                                               {s.op for _, s in getattr(e.program, "steps", list)()}))
         short = e.meta.get("short_repro") or {}
         checked = ("not run" if not short.get("checked") else
                    f"fails standalone (torch {short.get('torch')})" if short.get("reproduces") else

@@ -60,11 +60,9 @@ def fresh_compile_state():
 
 
 def _title(entry) -> str:
-    from fuzz.findings.report import report_title
-    from fuzz.findings.triage import load_ablation
+    from fuzz.findings.report import entry_summary, report_title
 
-    doc = load_ablation(entry.path)
-    return report_title(entry.program, entry.verdict, doc.get("summary") if doc else None)
+    return report_title(entry.program, entry.verdict, entry_summary(entry))
 
 
 def _link(entry) -> str | None:

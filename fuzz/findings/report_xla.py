@@ -8,8 +8,9 @@ from __future__ import annotations
 import os
 
 from fuzz.findings import markdown as md
-from fuzz.findings.report import (_fence, _fmt, _repro_text, _symptom, ablation_table, compiled_parts,
-                                  environment_text, error_log, scrub)
+from fuzz.findings.report import (_fence, _fmt, _repro_text, ablation_table, compiled_parts, environment_text,
+                                  error_log, scrub)
+from fuzz.findings.report_title import _symptom
 from fuzz.judge.verdict import Outcome, Verdict
 
 

@@ -104,6 +104,10 @@ class ProgramKind:
     def render_report(self, entry) -> str:
         raise NotImplementedError
 
+    def op_label(self, name: str) -> str:
+        """What a report calls the op `name` of this kind's programs: the API a user writes, not the harness's name."""
+        return name
+
     triage: str | None = None  # why `shapefuzz triage` cannot ablate this kind, or None when it can
 
     # -- shrinking (fuzz/findings/shrink_engine.py with the kind's passes) -------------------

@@ -113,6 +113,11 @@ class CompiledKind(ProgramKind):
 
 
 
+    def op_label(self, name: str) -> str:
+        from fuzz.program.opdb import OPS
+
+        return OPS[name].label() if name in OPS else name
+
     def render_report(self, entry) -> str:
         from fuzz.judge.backends import backend
 

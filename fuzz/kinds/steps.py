@@ -84,6 +84,11 @@ class StepKind(ProgramKind):
 
         return known_issue(v)
 
+    def op_label(self, name: str) -> str:
+        from fuzz.program.step_ir import OPS
+
+        return (OPS[name].label or name) if name in OPS else name
+
     def render_report(self, entry) -> str:
         from fuzz.findings.report_xla import render_steps
 

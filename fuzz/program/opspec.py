@@ -107,21 +107,26 @@ class OpSpec:
 
     def label(self, params: dict | None = None) -> str:
         """What a report calls it: label_fn of its params, else the torch API, else its name."""
-        if self.label_fn is not None and params is not None:
-            return self.label_fn(params)
+        if self.label_fn is not None:
+            return self.label_fn(params or {})
         return self.api or self.name
 
 
 _API = re.compile(r"^\(?((?:torch|F)\.[\w.]+)\(|^\(?\{a\}\.(\w+)\(")
+_OPERATOR = re.compile(r"^\(\{a\} (\S+) \{[bs]\}\)$")
+# the torch function a Python operator on tensors calls: what a report names for "(a + b)"
+OPERATOR_API = {"+": "torch.add", "-": "torch.sub", "*": "torch.mul", "/": "torch.div", "==": "torch.eq",
+                "<": "torch.lt", "^": "torch.bitwise_xor"}
 
 
 def api_of(template: str) -> str:
     """The API a declaration's expression template calls ("torch.sin({a})" ->
-    "torch.sin", "{a}.to(...)" -> "Tensor.to"); "" for an operator ("({a} + {b})")."""
+    "torch.sin", "{a}.to(...)" -> "Tensor.to", an operator "({a} + {b})" -> "torch.add"); "" for none."""
     m = _API.match(template)
-    if not m:
-        return ""
-    return m.group(1) or f"Tensor.{m.group(2)}"
+    if m:
+        return m.group(1) or f"Tensor.{m.group(2)}"
+    m = _OPERATOR.match(template)
+    return OPERATOR_API.get(m.group(1), "") if m else ""
 
 
 def broadcast_operand(chosen: list) -> tuple:

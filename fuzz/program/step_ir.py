@@ -63,6 +63,7 @@ class StepOp:
     params: dict  # name -> (type tag, required); tags in _PARAM_CHECKS
     render: Callable[[list, dict], str] | None  # -> expression, or statement for writes
     scalar_other: bool = False  # one tensor arg plus params["other"] stands for two
+    label: str = ""  # what a report calls it where its name is the harness's ("observe": a read back to the host)
 
     @property
     def binds(self) -> bool:
@@ -85,11 +86,12 @@ def _ops(*specs: StepOp) -> dict:
 OPS: dict[str, StepOp] = _ops(
     # creations: host data moved to the device, or a fill on the device
     StepOp("tensor", "create", (0, 0), {"data": ("data", True)},
-           lambda a, p: f"torch.tensor({json.dumps(p['data'])}, dtype=dt, device=dev)"),
+           lambda a, p: f"torch.tensor({json.dumps(p['data'])}, dtype=dt, device=dev)", label="torch.tensor"),
     StepOp("rand", "create", (0, 0), {"shape": ("shape", True), "seed": ("pos0", True)},
-           lambda a, p: f"rand({_shape(p['shape'])}, {p['seed']}, dt, dev)"),
+           lambda a, p: f"rand({_shape(p['shape'])}, {p['seed']}, dt, dev)", label="torch.randn"),
     StepOp("full", "create", (0, 0), {"shape": ("shape", True), "value": ("num", True)},
-           lambda a, p: f"torch.full({_shape(p['shape'])}, {_num(p['value'])}, dtype=dt, device=dev)"),
+           lambda a, p: f"torch.full({_shape(p['shape'])}, {_num(p['value'])}, dtype=dt, device=dev)",
+           label="torch.full"),
     # out-of-place
     StepOp("add", "pointwise", (1, 2), _OTHER, lambda a, p: f"{a[0]} + {_other(a, p)}", True),
     StepOp("sub", "pointwise", (1, 2), _OTHER, lambda a, p: f"{a[0]} - {_other(a, p)}", True),
@@ -110,7 +112,7 @@ OPS: dict[str, StepOp] = _ops(
     StepOp("abs_", "inplace", (1, 1), {}, lambda a, p: f"{a[0]}.abs_()"),
     # slice assignment: t[..., start:stop:step] = tensor or scalar
     StepOp("setitem", "setitem", (1, 2), {**_SL, **_OTHER},
-           lambda a, p: f"{a[0]}[{_index(p)}] = {_other(a, p)}", True),
+           lambda a, p: f"{a[0]}[{_index(p)}] = {_other(a, p)}", True, label="slice assignment"),
     # views: alias args[0]'s storage; expand is read-only
     StepOp("slice", "view", (1, 1), _SL, lambda a, p: f"{a[0]}[{_index(p)}]"),
     StepOp("select", "view", (1, 1), {"dim": ("int", True), "index": ("int", True)},
@@ -127,10 +129,10 @@ OPS: dict[str, StepOp] = _ops(
            lambda a, p: f"{a[0]}.as_strided({_shape(p['size'])}, {_shape(p['stride'])}, {p.get('offset', 0)})"),
     # effects: a graph boundary, reads back to the host, explicit buffer donation
     StepOp("sync", "sync", (0, 0), {"how": ("sync_how", False)},
-           lambda a, p: "mark_step()" if p.get("how") == "mark_step" else "sync()"),
+           lambda a, p: "mark_step()" if p.get("how") == "mark_step" else "sync()", label="torch_xla.sync"),
     # observe: rendered by codegen, which labels each read with its repetition
-    StepOp("observe", "observe", (1, 8), {"how": ("observe_how", False)}, None),
-    StepOp("donate", "donate", (1, 1), {}, lambda a, p: f"donate({a[0]})"),
+    StepOp("observe", "observe", (1, 8), {"how": ("observe_how", False)}, None, label="Tensor.cpu"),
+    StepOp("donate", "donate", (1, 1), {}, lambda a, p: f"donate({a[0]})", label="buffer donation"),
 )
 
 

@@ -145,7 +145,7 @@ _op("item_narrow", _item_ok,
     lambda a, p, out: _fresh(a, out, shape=tuple(unknown(out, a.calls) if i == norm_dim(p["dim"], a.rank) else d
                                                  for i, d in enumerate(a.shape))),
     lambda x, p, a: f"{x}.narrow({p['dim']}, 0, {_scalar_text(x, p['via'])} % ({x}.shape[{p['dim']}] + 1))",
-    "Tensor.item", "narrow by a length read from the data with item() or tolist()")
+    "Tensor.narrow", "narrow by a length read from the data with item() or tolist()")
 _op("item_arange", _item_ok, lambda a: _via_for(a).map(lambda v: {"via": v}),
     lambda a, p: None if _item_ok(a) and p.get("via") in ("item", "tolist") else "item_arange takes a non-empty int",
     lambda a, p, out: _fresh(a, out, shape=(unknown(out, a.calls),), dtype="int64"),

@@ -13,7 +13,7 @@ from fuzz.program.symbolic import ValueInfo, broadcasts_to
 
 # ---- in-place ------------------------------------------------------------------
 
-def inplace(name, accepts, params, check, render, pair=None, guards=None, doc=""):
+def inplace(name, accepts, params, check, render, pair=None, guards=None, doc="", api=None, label_fn=None):
     # a fresh input of the target's shape and dtype: no shared storage, broadcasts, casts
     """Writes its first argument in place; the result aliases it."""
     return OPS.add(OpSpec(
@@ -24,7 +24,7 @@ def inplace(name, accepts, params, check, render, pair=None, guards=None, doc=""
         infer=lambda args, p, out: args[0],
         render=render,
         guards=guards or (lambda args, p: set()), operand=(broadcast_operand) if pair else None,
-        api="" if name == "slice_assign" else f"Tensor.{name}",
+        api=f"Tensor.{name}" if api is None else api, label_fn=label_fn,
         doc=doc,
     ))
 
@@ -44,11 +44,11 @@ inplace("clamp_", lambda a: a.dtype != "bool", lambda args: _clamp_params(args[0
 inplace("add_scalar_", lambda a: a.dtype != "bool", lambda args: _scalar_for(args[0].dtype).map(lambda s: {"s": s}),
         lambda args, p: None if D.can_cast(D.promote_scalar(args[0].dtype, p.get("s")), args[0].dtype)
         else "in-place add of a scalar that does not fit the dtype",
-        lambda n, p, i: f"{n[0]}.add_({py_literal(p['s'])})")
+        lambda n, p, i: f"{n[0]}.add_({py_literal(p['s'])})", api="Tensor.add_")
 inplace("mul_scalar_", lambda a: a.dtype != "bool", lambda args: _scalar_for(args[0].dtype).map(lambda s: {"s": s}),
         lambda args, p: None if D.can_cast(D.promote_scalar(args[0].dtype, p.get("s")), args[0].dtype)
         else "in-place mul of a scalar that does not fit the dtype",
-        lambda n, p, i: f"{n[0]}.mul_({py_literal(p['s'])})")
+        lambda n, p, i: f"{n[0]}.mul_({py_literal(p['s'])})", api="Tensor.mul_")
 
 
 def _pair_check(name, cast=True):
@@ -97,4 +97,5 @@ def _setitem_render(n, p, infos):
 
 
 inplace("slice_assign", lambda a: a.rank >= 1, _setitem_params, _setitem_check, _setitem_render,
+        api="Tensor.__setitem__", label_fn=lambda p: "slice assignment x[a:b] = v",
         doc="x[..., a:b:c] = scalar (index-style slice assignment)")

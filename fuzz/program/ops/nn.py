@@ -16,12 +16,12 @@ from fuzz.program.symbolic import Dim
 _FLOAT = frozenset(D.FLOATING)
 
 
-def _spec(name, family, accepts, params, check, infer, render, guards=None, api="", doc=""):
+def _spec(name, family, accepts, params, check, infer, render, guards=None, api="", doc="", label_fn=None):
     return OPS.add(OpSpec(name=name, family=family, arity=1, accepts=accepts, params=params,
                           check=lambda args, p: check(args[0], p), infer=lambda args, p, out: infer(args[0], p, out),
                           render=lambda n, p, i: render(n[0], p, i[0]),
                           guards=(lambda args, p: guards(args[0], p)) if guards else (lambda args, p: set()),
-                          api=api, doc=doc))
+                          api=api, doc=doc, label_fn=label_fn))
 
 
 # ---- convolution -----------------------------------------------------------------
@@ -198,4 +198,4 @@ _spec("dropout0", "nn", lambda a: a.dtype in _FLOAT,
       # eager returns its input itself: the result shares the input's storage (a backward case
       # may not write it in place; AOTAutograd's clone instead is pytorch#115249)
       lambda a, p, out: _view(a, a.shape), lambda x, p, a: f"F.dropout({x}, p=0.0, training={p['training']})",
-      api="F.dropout", doc="dropout with p=0: the identity (eager returns its input), through the random-op path")
+      api="F.dropout", label_fn=lambda p: "F.dropout(p=0)", doc="dropout with p=0: the identity (eager returns its input), through the random-op path")

@@ -17,7 +17,7 @@ from fuzz.program.symbolic import Dim, norm_dim
 # ---- views -------------------------------------------------------------------
 
 def view_op(name, accepts, params, check, shape_fn, render, overlapping=None, guards=None, inputs_only=False, doc="",
-            api=None):
+            api=None, label_fn=None):
     return OPS.add(OpSpec(
         name=name, family="view", arity=1, accepts=accepts,
         params=lambda args: params(args[0]), check=lambda args, p: check(args[0], p),
@@ -25,7 +25,7 @@ def view_op(name, accepts, params, check, shape_fn, render, overlapping=None, gu
                                          overlapping=(overlapping(args[0], p) if overlapping else args[0].overlapping)),
         render=lambda n, p, i: render(n[0], p, i[0]),
         guards=(lambda args, p: guards(args[0], p)) if guards else (lambda args, p: set()),
-        inputs_only=inputs_only, doc=doc, api=f"Tensor.{name}" if api is None else api,
+        inputs_only=inputs_only, doc=doc, api=f"Tensor.{name}" if api is None else api, label_fn=label_fn,
     ))
 
 
@@ -58,7 +58,8 @@ def _slice_shape(a, p):
 
 
 view_op("slice", lambda a: a.rank >= 1, _slice_params, _slice_check, _slice_shape,
-        lambda x, p, a: f"{x}[{index_expr(p['dim'], slice_text(p['start'], p['stop'], p['step']))}]", api="",
+        lambda x, p, a: f"{x}[{index_expr(p['dim'], slice_text(p['start'], p['stop'], p['step']))}]", api="Tensor.__getitem__",
+        label_fn=lambda p: "slicing x[a:b]",
         doc="basic slicing with steps; bounds clamp, so any size is valid")
 
 
