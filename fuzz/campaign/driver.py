@@ -67,7 +67,9 @@ class CampaignConfig:
     known_issues: str | None = None  # default: <corpus_dir>/known_issues.json
     shrink: bool = True  # shrink each new corpus entry (then re-key and merge it) beside the campaign
     shrink_budget: float = 300.0  # seconds per entry
-    triage: bool = True  # ablate each new entry (after its shrink) beside the campaign
+    # ablate each new entry (after its shrink) beside the campaign; by default deferred until its report
+    # (fuzz/findings/deferred_triage.py)
+    triage: bool = False
     cache_limit: int | None = None  # bytes of compile caches (None: disk.DEFAULT_FRACTION of the free space)
 
     def __post_init__(self):

@@ -237,9 +237,10 @@ def _run_job(job: Job, remote=None) -> tuple[str, str]:
     if job.type == "shrink":
         from fuzz.findings.dedupe import settle
 
-        s = settle(corpus, path, time_budget=float(job.params.get("budget", 300.0)),
-                   timeout=float(job.params.get("timeout", 300.0)),
-                   shrinker=remote.shrinker(job.timeout(), _on_cuda(corpus, path)) if remote is not None else None)
+        with _checks_reuse_kernels(remote):
+            s = settle(corpus, path, time_budget=float(job.params.get("budget", 300.0)),
+                       timeout=float(job.params.get("timeout", 300.0)),
+                       shrinker=remote.shrinker(job.timeout(), _on_cuda(corpus, path)) if remote is not None else None)
         return ("done" if s.key is not None else "skipped"), s.line()
     if job.type == "triage":
         from fuzz.findings.triage import load_ablation, triage_entry
@@ -263,6 +264,21 @@ def _run_job(job: Job, remote=None) -> tuple[str, str]:
         return "done", f"triaged {path.name} program {_digest(entry.program)}" + (
             f" ({remote.where})" if remote is not None else "")
     raise ValueError(f"unknown job type {job.type!r}")
+
+
+def _checks_reuse_kernels(remote):
+    """The shrink's standalone checks start from the kernels its compiles left (fuzz/judge/warm_kernels.py):
+    this runner's caches when it computes the job itself, the job's own when a LocalRemote keeps them for the
+    checks; none from a Ray node's (its caches are on another machine)."""
+    import contextlib
+
+    from fuzz.judge.warm_kernels import reusing
+
+    if remote is not None:
+        return getattr(remote, "checks_reuse_kernels", contextlib.nullcontext)()
+    if not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):  # the user's default cache: not the runner's to hand on
+        return contextlib.nullcontext()
+    return reusing((os.environ["TORCHINDUCTOR_CACHE_DIR"], os.environ.get("TRITON_CACHE_DIR")))
 
 
 def _on_cuda(corpus, path) -> bool:

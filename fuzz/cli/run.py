@@ -63,8 +63,11 @@ def add_parser(subparsers):
                    "else corpus/known_issues.json, the repository's, read only)")
     r.add_argument("--no-shrink", dest="shrink", action="store_false",
                    help="do not shrink new corpus entries in the background")
+    r.add_argument("--triage", dest="triage", action="store_true", default=False,
+                   help="also ablate each new corpus entry (backends, static shapes, devices, options) beside the "
+                   "campaign; by default the triage waits until `shapefuzz report ENTRY` (or `bugs --triage`) asks")
     r.add_argument("--no-triage", dest="triage", action="store_false",
-                   help="do not ablate new corpus entries (backends, static shapes, flags) in the background")
+                   help="no triage beside the campaign (the default)")
     r.add_argument("--no-sanitize", dest="sanitize", action="store_false",
                    help="CUDA: do not re-run memory-error findings under compute-sanitizer")
     r.add_argument("--shrink-budget", type=parse_duration, default=300.0, help="per new entry (default 300s)")
