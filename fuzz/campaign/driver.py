@@ -1,7 +1,7 @@
 """The fuzz campaign: generate programs in this process, judge them in
 sandboxed workers (or in-process, or on a Ray cluster), bucket findings by
 signature, record new ones in the corpus, queue their follow-up jobs (shrink
-and merge, triage, sanitizer: fuzz/campaign/followup.py) and keep resumable
+and merge, sanitizer; triage with --triage: fuzz/campaign/followup.py) and keep resumable
 state (fuzz/campaign/state.py).
 
 run_campaign wires parts and runs the loop (docs/campaign.md is the map):

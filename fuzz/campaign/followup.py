@@ -1,6 +1,8 @@
 """Follow-up work on new corpus entries -- the sanitizer, the shrink (which
-re-keys and merges the entry, fuzz/findings/dedupe.py) and the triage -- kept
-as campaign state, so that it survives kill -9, Ctrl-C and a lost machine.
+re-keys and merges the entry, fuzz/findings/dedupe.py) and, with `run
+--triage`, the triage (by default deferred until the report:
+fuzz/findings/deferred_triage.py) -- kept as campaign state, so that it
+survives kill -9, Ctrl-C and a lost machine.
 
     state_dir/jobs.jsonl     one line per event, each appended in one write and
                              fsynced: {"job": "shrink:<key>", "event": "queued" |

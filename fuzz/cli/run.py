@@ -75,7 +75,7 @@ def add_parser(subparsers):
                    help="bound the compile caches of workers and follow-ups, e.g. 20MB, 10GB (default: 40%% of "
                    "the free space of the state dir's disk); a worker over its share is replaced, its caches emptied")
     r.add_argument("--no-wait", dest="wait", action="store_false",
-                   help="exit once the cases are done, leaving follow-ups (shrink and merge, triage) pending for "
+                   help="exit once the cases are done, leaving follow-ups (shrink and merge) pending for "
                    "`shapefuzz followup STATE` or a rerun; the exit code then counts the bugs as they stand "
                    "before their follow-ups (an entry a follow-up would set aside as unconfirmed still counts)")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")

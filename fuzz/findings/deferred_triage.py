@@ -36,10 +36,17 @@ def untriaged(entry) -> str | None:
 
 
 def cannot_triage_here(entry) -> str | None:
-    """Why this machine cannot triage the entry (its device or stack is missing), or None."""
+    """Why this machine cannot triage the entry (its backend does not load, its device or stack is missing),
+    or None: every row would fail, and an ablation of those failures would say nothing of the bug."""
+    from fuzz.judge.backends import BackendError, check
     from fuzz.kinds import kind_of
 
-    return kind_of(entry.program).unavailable(entry.program, retarget=False)
+    kind = kind_of(entry.program)
+    try:
+        check(*kind.runs_on(entry.program))
+    except BackendError as e:
+        return str(e)
+    return kind.unavailable(entry.program, retarget=False)
 
 
 def how_to_triage(entry_dir) -> str:
