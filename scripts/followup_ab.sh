@@ -9,6 +9,8 @@
 #   bash scripts/followup_ab.sh OUT OLD NEW SEED TIME [serial|pinned] [DRAIN] [-- run args...]
 #   git archive OLDREV | (mkdir -p runs/ab-old && tar -x -C runs/ab-old)   # the old one, in an ignored folder
 #   bash scripts/followup_ab.sh /tmp/ab runs/ab-old . 43 300s serial 600 -- --device cuda
+# ONLY=old or ONLY=new runs that side alone (a device call of 10 minutes holds one side: run the
+# other in the next call, on the same warm machine); the table comes once both sides are there.
 set -uo pipefail
 usage="usage: followup_ab.sh OUT OLD NEW SEED TIME [serial|pinned] [DRAIN] [-- run args...]"
 out=${1:?$usage}; old=${2:?$usage}; new=${3:?$usage}; seed=${4:?$usage}; time=${5:?$usage}
@@ -44,8 +46,9 @@ if [ "$mode" = pinned ]; then
   one new "$new" "$half-$((n - 1))" "$@" &
   wait
 else
-  one old "$old" "" "$@"
-  one new "$new" "" "$@"
+  [ "${ONLY:-old}" = new ] || one old "$old" "" "$@"
+  [ "${ONLY:-new}" = old ] || one new "$new" "" "$@"
 fi
+[ -d "$out/old/state" ] && [ -d "$out/new/state" ] || exit 0
 PYTHONPATH=$here "$PY" "$here/scripts/followup_cost.py" "$out/old/state" "$out/new/state" --label old --label new \
   | tee "$out/table.md"

@@ -8,7 +8,11 @@ scripts/followup_cost.py's job figures, one column per checkout. Unlike a
 campaign's, the entries are the same for every version.
 
     python3 scripts/followup_bench.py OUT CORPUS OLD_CHECKOUT NEW_CHECKOUT [--label old --label new]
-        [--budget 300] [--timeout 300]
+        [--jobs shrink,triage --jobs shrink] [--budget 300] [--timeout 300]
+
+--jobs, one per checkout in order: the job types queued per entry (default shrink,triage), what that
+checkout's campaign queues (a campaign that defers the triage to the report queues only the shrink).
+Each runner gets its caches under its state dir, empty at its start, as a campaign's runner does.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 
-def run_version(out: Path, corpus: Path, tree: Path, budget: float, timeout: float) -> dict:
+def run_version(out: Path, corpus: Path, tree: Path, budget: float, timeout: float,
+                types=("shrink", "triage")) -> dict:
     state, copy = out / "state", out / "corpus"
     shutil.rmtree(out, ignore_errors=True)
     state.mkdir(parents=True)
@@ -36,15 +41,22 @@ def run_version(out: Path, corpus: Path, tree: Path, budget: float, timeout: flo
     params = {"corpus": str(copy), "budget": budget, "timeout": timeout}
     with open(state / "jobs.jsonl", "w") as f:  # the campaign's queue (fuzz/campaign/followup.py JobLog)
         for e in entries:
-            for t in ("shrink", "triage"):
+            for t in types:
                 f.write(json.dumps({"job": f"{t}:{e}", "event": "queued", "time": time.time(), "type": t,
                                     "entry": e, "params": params}) + "\n")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     with open(out / "followup.log", "w") as log:
         # the runner itself (`shapefuzz followup` wants a campaign's config.json): every job, then it exits
+        # its caches under the state dir, as a campaign's (fuzz/campaign/disk.py followup_env): not the
+        # user's /tmp/torchinductor_<user>, which whatever compiled these programs before may have warmed
+        home = state / "followup-cache"
+        caches = {"TORCHINDUCTOR_CACHE_DIR": str(home / "inductor"), "TRITON_CACHE_DIR": str(home / "triton"),
+                  "TMPDIR": str(home / "tmp")}
+        for d in caches.values():
+            os.makedirs(d, exist_ok=True)
         subprocess.run([sys.executable, "-m", "fuzz.campaign.followup", str(state)], cwd=tree, stdout=log,
-                       stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(tree)})
+                       stderr=subprocess.STDOUT, env={**os.environ, **caches, "PYTHONPATH": str(tree)})
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     return {"entries_in": len(entries), "cpu_s": round(cpu, 1), "wall_s": round(time.monotonic() - start, 1),
@@ -57,6 +69,8 @@ def main(argv=None) -> int:
     ap.add_argument("corpus", help="entries as found (unshrunk), copied afresh for each version")
     ap.add_argument("checkouts", nargs="+")
     ap.add_argument("--label", action="append", default=[])
+    ap.add_argument("--jobs", action="append", default=[], help="job types queued per entry, comma-separated, "
+                    "one --jobs per checkout in order (default shrink,triage)")
     ap.add_argument("--budget", type=float, default=300.0, help="a shrink's time budget (the campaign's default)")
     ap.add_argument("--timeout", type=float, default=300.0, help="per case")
     args = ap.parse_args(argv)
@@ -64,12 +78,16 @@ def main(argv=None) -> int:
 
     labels = args.label + [Path(c).resolve().name for c in args.checkouts[len(args.label):]]
     rows = []
-    for label, tree in zip(labels, args.checkouts):
+    kinds = args.jobs + ["shrink,triage"] * (len(args.checkouts) - len(args.jobs))
+    for label, tree, types in zip(labels, args.checkouts, kinds):
         out = Path(args.out).resolve() / label
-        fig = run_version(out, Path(args.corpus).resolve(), Path(tree).resolve(), args.budget, args.timeout)
+        fig = run_version(out, Path(args.corpus).resolve(), Path(tree).resolve(), args.budget, args.timeout,
+                          tuple(t for t in types.split(",") if t))
+        fig["load"] = [round(x, 2) for x in os.getloadavg()]
         fig.update(followup_cost.figures(out / "state", out / "corpus", 60, 30))
         rows.append(fig)
-        print(f"{label}: {fig['cpu_s']} CPU-s in {fig['wall_s']} s for {fig['entries_in']} entries", flush=True)
+        print(f"{label}: {fig['cpu_s']} CPU-s in {fig['wall_s']} s for {fig['entries_in']} entries "
+              f"(jobs {types}; load average at the end {fig['load']})", flush=True)
     print(f"| | {' | '.join(labels)} |\n|---{'|---' * len(labels)}|")
     for name, get in (("entries", "entries_in"), ("follow-up CPU-s, whole tree", "cpu_s"),
                       ("per entry", "cpu_s_per_entry"), ("wall s", "wall_s"),

@@ -103,6 +103,63 @@ def test_bugs_cli_writes_bugs_md_and_refuses_an_empty_dir(tmp_path):
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "holds no corpus entry" in r.stderr
 
 
+def test_an_untriaged_bug_says_so_and_report_no_triage_says_how_to_triage_it(tmp_path, capsys):
+    """A campaign defers each entry's triage until its report (fuzz/findings/deferred_triage.py): BUGS.md
+    names the rows not triaged yet, and `report --no-triage` says its report has no ablation and how to
+    make one; an ablation of the entry's program as it is now ends both."""
+    import argparse
+
+    from fuzz.cli.report import add_parser
+    from fuzz.findings.triage import ablation_document, write_ablation
+
+    corpus = Corpus(tmp_path)
+    relu = _record(corpus, [("relu", ["x0"], {})])
+    (row,) = bug_rows(tmp_path)
+    assert row.untriaged and "not triaged yet" in markdown([row], tmp_path) and relu.name in markdown([row], tmp_path)
+    ap = argparse.ArgumentParser()
+    add_parser(ap.add_subparsers(dest="command"))
+    args = ap.parse_args(["report", str(relu), "--no-triage"])
+    assert args.fn(args) == 0
+    err = capsys.readouterr().err
+    assert "no ablation" in err and f"shapefuzz triage {relu}" in err
+    entry = corpus.load(relu)
+    write_ablation(relu, ablation_document([], entry.program, entry.key, entry.signature.text))
+    (row,) = bug_rows(tmp_path)
+    assert not row.untriaged and "not triaged" not in markdown([row], tmp_path)
+    assert args.fn(args) == 0 and "no ablation" not in capsys.readouterr().err
+    d = json.loads((relu / "program.json").read_text())
+    d["seed"] = 1  # a merge made another program the entry's: its ablation is of the earlier one
+    (relu / "program.json").write_text(json.dumps(d))
+    (row,) = bug_rows(tmp_path)
+    assert "earlier program" in row.untriaged
+
+
+def test_bugs_triage_triages_the_untriaged_rows_first(tmp_path, monkeypatch, capsys):
+    import argparse
+
+    from fuzz.cli.bugs import add_parser
+    from fuzz.findings import deferred_triage
+    from fuzz.findings.triage import ablation_document, write_ablation
+
+    corpus = Corpus(tmp_path)
+    relu = _record(corpus, [("relu", ["x0"], {})])
+    asked = []
+
+    def triage(entry_dir, **_):  # as triage_if_needed, without compiling its rows
+        asked.append(Path(entry_dir).name)
+        e = corpus.load(entry_dir)
+        write_ablation(entry_dir, ablation_document([], e.program, e.key, e.signature.text))
+    monkeypatch.setattr(deferred_triage, "triage_if_needed", triage)
+    ap = argparse.ArgumentParser()
+    add_parser(ap.add_subparsers(dest="command"))
+    args = ap.parse_args(["bugs", str(tmp_path), "--write"])
+    assert args.fn(args) == 0 and asked == [] and "not triaged yet" in (tmp_path / "BUGS.md").read_text()
+    assert "not triaged yet" in capsys.readouterr().out
+    args = ap.parse_args(["bugs", str(tmp_path), "--write", "--triage"])
+    assert args.fn(args) == 0 and asked == [relu.name]
+    assert "not triaged" not in (tmp_path / "BUGS.md").read_text() and "not triaged" not in capsys.readouterr().out
+
+
 def test_the_version_record_names_the_first_fixed_release():
     rec = summarize({"2.6": {"result": AFFECTED}, "2.10": {"result": PASSES}, "2.7": {"result": AFFECTED},
                      "2.8": {"result": ERROR}, "2.9": {"result": PASSES}}, partial=False)

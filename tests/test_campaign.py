@@ -136,7 +136,9 @@ def test_stats_on_a_missing_dir_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.campaign
-def test_new_entries_are_shrunk_and_triaged_in_the_background(tmp_path):
+def test_new_entries_are_shrunk_in_the_background_and_the_report_triages_them(tmp_path):
+    """A campaign shrinks its new entries and defers their triage until a report asks for it
+    (fuzz/findings/deferred_triage.py): no triage job runs, and `shapefuzz report ENTRY` triages first."""
     state, corpus = tmp_path / "st", fresh_corpus(tmp_path, "corpus")
     cmd = run_cmd(state, corpus, 25, backend="fuzz.planted:storage_error_on_pad", workers="0",
                   extra=("--shrink-budget", "60"))
@@ -148,11 +150,20 @@ def test_new_entries_are_shrunk_and_triaged_in_the_background(tmp_path):
         meta = json.load(open(e / "meta.json"))
         assert "shrink" in meta and (e / "original_program.json").exists(), open(state / "followup.log").read()[-2000:]
         assert len(json.load(open(e / "program.json"))["ops"]) <= len(json.load(open(e / "original_program.json"))["ops"])
-        ablation = json.load(open(e / "ablation.json"))  # of the shrunk program: triage runs after the shrink
-        assert ablation["program"] == json.load(open(e / "program.json")), open(state / "followup.log").read()[-2000:]
+        assert not (e / "ablation.json").exists()
+    assert not [j for j in lines(state / "jobs.jsonl") if j["job"].startswith("triage:")]
     # each job compiled under a home of its own in the state dir, gone with the job
     homes = state / "followup-cache" / "jobs"
     assert not homes.exists() or list(homes.iterdir()) == []
+    e = entries[0]
+    rep = subprocess.run([sys.executable, "-m", "fuzz", "report", str(e)], env=env(), capture_output=True, text=True,
+                         timeout=900)
+    assert rep.returncode == 0 and "triaging it first" in rep.stderr, rep.stderr[-2000:]
+    ablation = json.load(open(e / "ablation.json"))  # of the shrunk program
+    assert ablation["program"] == json.load(open(e / "program.json")) and "#### Ablation" in rep.stdout
+    again = subprocess.run([sys.executable, "-m", "fuzz", "report", str(e)], env=env(), capture_output=True,
+                           text=True, timeout=300)
+    assert again.returncode == 0 and "triaging" not in again.stderr
 
 
 def test_followup_jobs_run_in_order_and_are_bounded(tmp_path):
@@ -326,9 +337,9 @@ def stock_reproducing(entry) -> list:
     return out
 
 
-def assert_settled(corpus, state, backend=None, triaged=True):
-    """Every entry re-keyed by its minimal signature, shrunk, triaged once (unless `triaged` is False: a
-    campaign run without triage); no job pending, failed or run twice. With `backend` (a planted one), each
+def assert_settled(corpus, state, backend=None, triaged=False):
+    """Every entry re-keyed by its minimal signature, shrunk, triaged once when `triaged` (a campaign run
+    with --triage; by default the triage waits for the report); no job pending, failed or run twice. With `backend` (a planted one), each
     entry that no stock backend reproduces is that plant's bug, in one of its minimal forms."""
     jobs = lines(state / "jobs.jsonl")
     finished = [(r["job"], r["event"]) for r in jobs if r["event"] in ("done", "skipped", "failed")]

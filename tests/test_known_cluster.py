@@ -36,9 +36,9 @@ class Queued:
         return any(j.endswith(":" + entry) for j in self.jobs)
 
 
-def recorder(tmp_path, corpus, known=None):
+def recorder(tmp_path, corpus, known=None, triage=True):
     cfg = SimpleNamespace(state_dir=str(tmp_path / "state"), shrink_budget=60.0, timeout=60.0, shrink=True,
-                          triage=True, sanitize=False, on_cuda=lambda: False)
+                          triage=triage, sanitize=False, on_cuda=lambda: False)
     logged = []
     state = SimpleNamespace(corpus_dir=str(corpus.root), finding_cases=set(),
                             record_finding=lambda i, o, key, text, known_as, entry, new: logged.append(
@@ -97,3 +97,14 @@ def test_settle_merges_an_entry_whose_minimal_key_is_held_without_shrinking_it(t
     s = settle(corpus, made, shrinker=no_shrink, timeout=60)
     assert s.key == settled.key and s.merged and not s.shrunk_now
     assert [e.key for e in corpus.entries()] == [settled.key]
+
+
+def test_a_campaign_by_default_queues_the_shrink_and_defers_the_triage_until_the_report(tmp_path):
+    from fuzz.campaign.driver import CampaignConfig
+
+    corpus = Corpus(tmp_path / "corpus")
+    rec, _ = recorder(tmp_path, corpus, triage=CampaignConfig().triage)
+    p = program(PAD, marks=["dynamic"], backend="inductor")
+    fresh = Verdict(outcome=Outcome.DIVERGENCE, stage=Stage.COMPARE, call=1, where="output 0 (v1)")
+    rec._finding(0, fresh, p, {})
+    assert rec.followups.jobs == [f"shrink:{signature(fresh, p).key}"]  # no triage job: `report` runs it

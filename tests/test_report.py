@@ -191,10 +191,10 @@ def test_cli_report(tmp_path, toy_backends, no_collect_env, capsys):
     entry = record(tmp_path, RELU, f"{toy_backends}:corrupt_large", env=ENV)
     ap = argparse.ArgumentParser()
     add_report_parser(ap.add_subparsers(dest="command"))
-    args = ap.parse_args(["report", str(entry)])
+    args = ap.parse_args(["report", str(entry), "--no-triage"])  # the triage first: tests/test_campaign.py
     assert args.fn(args) == 0
     assert capsys.readouterr().out.startswith("# \\[custom backend\\]") and not (entry / "report.md").exists()
-    args = ap.parse_args(["report", str(entry), "--write"])
+    args = ap.parse_args(["report", str(entry), "--write", "--no-triage"])
     assert args.fn(args) == 0
     assert (entry / "report.md").read_text() == capsys.readouterr().out
     (entry / "verdict.json").write_text(json.dumps({"outcome": "nonsense"}))

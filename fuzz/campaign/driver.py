@@ -1,7 +1,7 @@
 """The fuzz campaign: generate programs in this process, judge them in
 sandboxed workers (or in-process, or on a Ray cluster), bucket findings by
 signature, record new ones in the corpus, queue their follow-up jobs (shrink
-and merge, triage, sanitizer: fuzz/campaign/followup.py) and keep resumable
+and merge, sanitizer; triage with --triage: fuzz/campaign/followup.py) and keep resumable
 state (fuzz/campaign/state.py).
 
 run_campaign wires parts and runs the loop (docs/campaign.md is the map):
@@ -67,7 +67,9 @@ class CampaignConfig:
     known_issues: str | None = None  # default: <corpus_dir>/known_issues.json
     shrink: bool = True  # shrink each new corpus entry (then re-key and merge it) beside the campaign
     shrink_budget: float = 300.0  # seconds per entry
-    triage: bool = True  # ablate each new entry (after its shrink) beside the campaign
+    # ablate each new entry (after its shrink) beside the campaign; by default deferred until its report
+    # (fuzz/findings/deferred_triage.py)
+    triage: bool = False
     cache_limit: int | None = None  # bytes of compile caches (None: disk.DEFAULT_FRACTION of the free space)
 
     def __post_init__(self):

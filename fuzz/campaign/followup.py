@@ -1,6 +1,8 @@
 """Follow-up work on new corpus entries -- the sanitizer, the shrink (which
-re-keys and merges the entry, fuzz/findings/dedupe.py) and the triage -- kept
-as campaign state, so that it survives kill -9, Ctrl-C and a lost machine.
+re-keys and merges the entry, fuzz/findings/dedupe.py) and, with `run
+--triage`, the triage (by default deferred until the report:
+fuzz/findings/deferred_triage.py) -- kept as campaign state, so that it
+survives kill -9, Ctrl-C and a lost machine.
 
     state_dir/jobs.jsonl     one line per event, each appended in one write and
                              fsynced: {"job": "shrink:<key>", "event": "queued" |
@@ -237,9 +239,10 @@ def _run_job(job: Job, remote=None) -> tuple[str, str]:
     if job.type == "shrink":
         from fuzz.findings.dedupe import settle
 
-        s = settle(corpus, path, time_budget=float(job.params.get("budget", 300.0)),
-                   timeout=float(job.params.get("timeout", 300.0)),
-                   shrinker=remote.shrinker(job.timeout(), _on_cuda(corpus, path)) if remote is not None else None)
+        with _checks_reuse_kernels(remote):
+            s = settle(corpus, path, time_budget=float(job.params.get("budget", 300.0)),
+                       timeout=float(job.params.get("timeout", 300.0)),
+                       shrinker=remote.shrinker(job.timeout(), _on_cuda(corpus, path)) if remote is not None else None)
         return ("done" if s.key is not None else "skipped"), s.line()
     if job.type == "triage":
         from fuzz.findings.triage import load_ablation, triage_entry
@@ -263,6 +266,21 @@ def _run_job(job: Job, remote=None) -> tuple[str, str]:
         return "done", f"triaged {path.name} program {_digest(entry.program)}" + (
             f" ({remote.where})" if remote is not None else "")
     raise ValueError(f"unknown job type {job.type!r}")
+
+
+def _checks_reuse_kernels(remote):
+    """The shrink's standalone checks start from the kernels its compiles left (fuzz/judge/warm_kernels.py):
+    this runner's caches when it computes the job itself, the job's own when a LocalRemote keeps them for the
+    checks; none from a Ray node's (its caches are on another machine)."""
+    import contextlib
+
+    from fuzz.judge.warm_kernels import reusing
+
+    if remote is not None:
+        return getattr(remote, "checks_reuse_kernels", contextlib.nullcontext)()
+    if not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):  # the user's default cache: not the runner's to hand on
+        return contextlib.nullcontext()
+    return reusing((os.environ["TORCHINDUCTOR_CACHE_DIR"], os.environ.get("TRITON_CACHE_DIR")))
 
 
 def _on_cuda(corpus, path) -> bool:

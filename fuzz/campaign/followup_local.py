@@ -13,6 +13,7 @@ everything it started (sandbox workers) past its timeout.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import shutil
@@ -25,6 +26,7 @@ from fuzz import cputime
 from fuzz.campaign.lifeline import exit_with_parent
 from fuzz.campaign.ray_followup import Remote, _compute, ship
 from fuzz.campaign.sizing import COMPILE_THREADS, OMP_THREADS, usable_cpus
+from fuzz.judge import warm_kernels
 
 def inductor_pch_dir(tmpdir: str) -> str:
     """Where Inductor keeps its precompiled C++ header under TMPDIR `tmpdir` (torch's default_cache_dir)."""
@@ -125,6 +127,7 @@ class LocalRemote:
         self._homes = os.path.join(os.path.dirname(base), "jobs") if base else None  # None: TMPDIR
         # the runner's own TMPDIR (STATE/followup-cache/tmp, emptied by a new runner) holds the jobs' shared header
         self._pch = inductor_pch_dir(tempfile.gettempdir()) if self._homes else None
+        self._kept = threading.local()  # a shrink's home, kept for its standalone checks (checks_reuse_kernels)
 
     def slots(self, pending: int = 0, draining: bool = True) -> int:
         """Jobs at once: all the slots once the cases are done, else share_beside_cases."""
@@ -163,13 +166,31 @@ class LocalRemote:
                     proc.kill()
             proc.join()
             recv.close()
-            shutil.rmtree(home, ignore_errors=True)
+            kept = getattr(self._kept, "homes", None)
+            if kept is not None and job_type == "shrink" and warm_kernels.add(env["TORCHINDUCTOR_CACHE_DIR"],
+                                                                              env["TRITON_CACHE_DIR"]):
+                kept.append(home)  # removed once the checks are done
+            else:
+                shutil.rmtree(home, ignore_errors=True)
             self.lock.acquire()
         if not ok:
             raise RuntimeError(value)
         return value
 
     shrinker = Remote.shrinker  # ships the shrink here and writes its result into the corpus, as on a cluster
+
+    @contextlib.contextmanager
+    def checks_reuse_kernels(self):
+        """While the block runs (a shrink job's settle, in this thread), a shrink computed here keeps its
+        caches until the block ends, and the standalone checks start from its kernels (warm_kernels.py)."""
+        self._kept.homes = []
+        try:
+            with warm_kernels.reusing():
+                yield
+        finally:
+            for home in self._kept.homes:
+                shutil.rmtree(home, ignore_errors=True)
+            self._kept.homes = None
 
     def close(self) -> None:
         pass

@@ -91,7 +91,7 @@ def pending_line(s: dict) -> str:
     n = (s.get("followups") or {}).get("pending", 0)
     if not n:
         return ""
-    return (f"{n} follow-up{'s' * (n > 1)} pending (shrink and merge, triage): finish them with "
+    return (f"{n} follow-up{'s' * (n > 1)} pending (shrink and merge): finish them with "
             f"`shapefuzz followup {s['state_dir']}` or by rerunning the same command")
 
 

@@ -14,6 +14,9 @@ def add_parser(subparsers):
     b.add_argument("corpus", nargs="?", default="corpus", help="corpus directory (default corpus/)")
     b.add_argument("--write", action="store_true", help="also write CORPUS/BUGS.md")
     b.add_argument("--json", action="store_true", help="print the rows as JSON")
+    b.add_argument("--triage", action="store_true", help="first triage each bug's entry that has no ablation of "
+                   "its program (a campaign defers the triage until the report; a few minutes each), where this "
+                   "machine can run it: the titles then name what the bug needs")
     b.set_defaults(fn=cmd)
     return b
 
@@ -24,7 +27,7 @@ def cmd(args) -> int:
     from rich.table import Table
 
     from fuzz.files import write_atomic
-    from fuzz.findings.bugs import bug_rows, markdown, set_aside_lines, summary_line
+    from fuzz.findings.bugs import bug_rows, markdown, set_aside_lines, summary_line, untriaged_lines
 
     root = Path(args.corpus)
     if not root.is_dir():
@@ -32,6 +35,8 @@ def cmd(args) -> int:
         return EXIT_BAD_INPUT
     unreadable: list = []
     rows = bug_rows(root, unreadable)
+    if args.triage and _triage_rows(root, rows):
+        rows = bug_rows(root, [])
     if not rows and not unreadable:
         error(f"{str(root)!r} holds no corpus entry (an entry is a directory with program.json)")
         return EXIT_BAD_INPUT
@@ -48,11 +53,30 @@ def cmd(args) -> int:
         table.add_row(r.key + more, escape(r.title), escape(f"{r.status}\n{r.upstream}"), escape(r.checked_on),
                       f"{r.repro_lines} lines" if r.repro_lines else "harness")
     Console(file=sys.stdout, soft_wrap=False, width=200).print(table)
-    for line in set_aside_lines(root)[:1]:
+    for line in (set_aside_lines(root) + untriaged_lines(rows))[::2]:  # each paragraph's text, not its blank line
         print(line)
     if args.write:
         print(f"wrote {root / 'BUGS.md'}")
     return _unreadable(unreadable)
+
+
+def _triage_rows(root: Path, rows: list) -> int:
+    """Triage the untriaged entry of each row (fuzz/findings/deferred_triage.py); how many were triaged."""
+    from fuzz.findings.deferred_triage import triage_if_needed
+
+    done = 0
+    for r in rows:
+        if not r.untriaged:
+            continue
+        try:
+            missing = triage_if_needed(root / r.key, log=lambda m: print(m, file=sys.stderr, flush=True))
+        except Exception as e:  # noqa: BLE001 - one entry's triage must not stop the list
+            missing = f"{r.key}: its triage failed ({type(e).__name__}: {e}); the row goes untriaged"
+        if missing:
+            print(f"note: {missing}", file=sys.stderr)
+        else:
+            done += 1
+    return done
 
 
 def _unreadable(errors: list) -> int:

@@ -1,5 +1,5 @@
 """`shapefuzz followup STATE`: finish a campaign's pending follow-up jobs
-(shrink and merge, triage, sanitizer; fuzz/campaign/followup.py), e.g. after
+(shrink and merge, sanitizer; triage after `run --triage`; fuzz/campaign/followup.py), e.g. after
 `shapefuzz run --no-wait`, a Ctrl-C or a kill. Rerunning the campaign's own
 command does the same, besides any cases left."""
 
@@ -13,7 +13,8 @@ from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error, print_json
 
 def add_parser(subparsers):
     """Register `shapefuzz followup STATE [--json]`."""
-    f = subparsers.add_parser("followup", help="finish a campaign's pending follow-ups (shrink and merge, triage)",
+    f = subparsers.add_parser("followup", help="finish a campaign's pending follow-ups (shrink and merge; triage "
+                              "after `run --triage`)",
                               description=__doc__.split("\n\n", 1)[0])
     f.add_argument("state_dir", help="the campaign's state dir (run's --state)")
     f.add_argument("--json", action="store_true", help="print the job counts as JSON")

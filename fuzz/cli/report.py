@@ -1,5 +1,6 @@
-"""`shapefuzz report ENTRY [--write] [--trace]`: an issue-ready markdown report of a corpus entry;
---trace first collects a TORCH_TRACE of its repro (fuzz/findings/trace.py)."""
+"""`shapefuzz report ENTRY [--write] [--trace] [--no-triage]`: an issue-ready markdown report of a corpus
+entry; an entry a campaign left untriaged is triaged first (fuzz/findings/deferred_triage.py); --trace
+first collects a TORCH_TRACE of its repro (fuzz/findings/trace.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ def add_parser(subparsers):
     r.add_argument("--trace", action="store_true", help="first run the entry's repro with TORCH_TRACE into "
                    "ENTRY/trace/ (and tlparse's summary, where tlparse is installed); the report points to it")
     r.add_argument("--timeout", type=float, default=600.0, help="seconds the traced repro may run (default 600)")
+    r.add_argument("--no-triage", dest="triage", action="store_false",
+                   help="do not triage an untriaged entry first (a campaign defers each entry's triage until its "
+                   "report): the report then has no ablation, and says how to make one")
+    r.add_argument("--triage-timeout", type=float, default=300.0,
+                   help="seconds per ablation row when a crash or hang is triaged first (default 300)")
     r.set_defaults(fn=cmd)
     return r
 
@@ -24,9 +30,19 @@ def cmd(args) -> int:
     from fuzz.findings.corpus import CorpusError
     from fuzz.kinds import render_report, report_entry
 
+    from fuzz.findings.deferred_triage import triage_if_needed
     from fuzz.findings.trace import TraceError, collect_trace
 
+    def note(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
     try:
+        if args.triage:
+            missing = triage_if_needed(args.entry, timeout=args.triage_timeout, log=note)
+        else:
+            missing = _untriaged_line(args.entry)
+        if missing:
+            note(f"note: {missing}")
         if args.trace:
             rec = collect_trace(args.entry, timeout=args.timeout)
             print(f"trace: {len(rec['files'])} file(s), {rec['bytes'] // 1024} KB in {args.entry}/trace "
@@ -37,3 +53,14 @@ def cmd(args) -> int:
         return EXIT_BAD_INPUT
     sys.stdout.write(text)
     return EXIT_OK
+
+
+def _untriaged_line(entry_dir) -> str | None:
+    from pathlib import Path
+
+    from fuzz.findings.corpus import Corpus
+    from fuzz.findings.deferred_triage import how_to_triage, untriaged
+
+    why = untriaged(Corpus(Path(entry_dir).parent).load(entry_dir))
+    return f"{Path(entry_dir).name}: no ablation of its program in the report, since {why} (--no-triage); " \
+        f"{how_to_triage(entry_dir)} makes it" if why else None

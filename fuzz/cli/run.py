@@ -63,8 +63,11 @@ def add_parser(subparsers):
                    "else corpus/known_issues.json, the repository's, read only)")
     r.add_argument("--no-shrink", dest="shrink", action="store_false",
                    help="do not shrink new corpus entries in the background")
+    r.add_argument("--triage", dest="triage", action="store_true", default=False,
+                   help="also ablate each new corpus entry (backends, static shapes, devices, options) beside the "
+                   "campaign; by default the triage waits until `shapefuzz report ENTRY` (or `bugs --triage`) asks")
     r.add_argument("--no-triage", dest="triage", action="store_false",
-                   help="do not ablate new corpus entries (backends, static shapes, flags) in the background")
+                   help="no triage beside the campaign (the default)")
     r.add_argument("--no-sanitize", dest="sanitize", action="store_false",
                    help="CUDA: do not re-run memory-error findings under compute-sanitizer")
     r.add_argument("--shrink-budget", type=parse_duration, default=300.0, help="per new entry (default 300s)")
@@ -72,7 +75,7 @@ def add_parser(subparsers):
                    help="bound the compile caches of workers and follow-ups, e.g. 20MB, 10GB (default: 40%% of "
                    "the free space of the state dir's disk); a worker over its share is replaced, its caches emptied")
     r.add_argument("--no-wait", dest="wait", action="store_false",
-                   help="exit once the cases are done, leaving follow-ups (shrink and merge, triage) pending for "
+                   help="exit once the cases are done, leaving follow-ups (shrink and merge) pending for "
                    "`shapefuzz followup STATE` or a rerun; the exit code then counts the bugs as they stand "
                    "before their follow-ups (an entry a follow-up would set aside as unconfirmed still counts)")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")

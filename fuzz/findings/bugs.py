@@ -6,7 +6,8 @@ and symptom, the representative first, the rest its variants). It says what
 the bug is (title, outcome class, ops, device), where it stands, which torch
 releases it affects (`shapefuzz versions`), how long its short repro is, and
 where its report lies. Everything comes from the entries' files: nothing is
-judged.
+judged (`bugs --triage` first triages the rows' entries a campaign left
+untriaged: their titles read the ablation, fuzz/findings/deferred_triage.py).
 
 Where it stands, first match wins:
     pending shrink       an entry not shrunk yet: its program is not the bug's yet
@@ -51,6 +52,7 @@ class BugRow:
     hits: int  # of the whole cluster
     checked_on: str = "-"  # the newest torch its repro ran on and what it did there ("2.14.1: affected (CPU)")
     variants: list = field(default_factory=list)  # the cluster's other entries' keys
+    untriaged: str = ""  # why its entry has no ablation of its program ("": it has one, or its kind no triage)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -200,6 +202,7 @@ def bug_rows(corpus_root, unreadable: list | None = None) -> list[BugRow]:
     entry dir that could not be read. KnownIssuesError when the corpus's known_issues.json is malformed."""
     from fuzz.findings.clusters import clusters
     from fuzz.findings.corpus import Corpus
+    from fuzz.findings.deferred_triage import untriaged
     from fuzz.findings.replay import _known_issues
 
     root = Path(corpus_root)
@@ -222,12 +225,14 @@ def bug_rows(corpus_root, unreadable: list | None = None) -> list[BugRow]:
                    f"fails standalone (torch {short.get('torch')})" if short.get("reproduces") else
                    f"did not fail standalone: {short.get('shown', '')}")
         report = e.path / "report.md"
+        why = untriaged(e) if status != PENDING else None
         rows.append(BugRow(key=e.key, title=_title(e), outcome=e.verdict.outcome.value, ops=list(ops),
                            device=e.program.device_type(), status=status, upstream=upstream,
                            versions=versions_text(e.meta.get("versions")),
                            repro_lines=short.get("lines"), repro_checked=checked,
                            report=str(report) if report.is_file() else "", hits=sum(x.hits for x in c.entries),
-                           checked_on=ran_text, variants=[x.key for x in c.entries if x is not e]))
+                           checked_on=ran_text, variants=[x.key for x in c.entries if x is not e],
+                           untriaged=why or ""))
     if unreadable is not None:
         unreadable.extend(corpus.errors)
     return sorted(rows, key=lambda r: (ORDER.index(r.status), r.device, r.outcome, r.key))
@@ -260,6 +265,17 @@ def pending_lines(rows: list[BugRow]) -> list[str]:
             "`shapefuzz followup STATE`) shrinks them.", ""]
 
 
+def untriaged_lines(rows: list[BugRow]) -> list[str]:
+    """A paragraph on the rows whose entry was not triaged (a campaign defers it until the report): their titles
+    and reports do not yet say which backends, devices, static shapes or options the bug needs."""
+    held = [r.key for r in rows if r.untriaged and r.status != PENDING]
+    if not held:
+        return []
+    return [f"{len(held)} of these bugs are not triaged yet, so their titles do not yet say which backends, "
+            f"devices, shapes or options they need: {', '.join(held[:8])}{' ...' if len(held) > 8 else ''}. "
+            "`shapefuzz report ENTRY` triages one first; `shapefuzz bugs CORPUS --triage` triages them all.", ""]
+
+
 def _report_link(r: BugRow) -> str:
     if not r.report:
         return "-"
@@ -274,7 +290,7 @@ def markdown(rows: list[BugRow], corpus_root) -> str:
              f"{summary_line(rows)} One row per cause (entries with the same trigger and symptom are one row, the "
              "others its variants). A bug is new only where it fails on the newest torch that any entry ran on "
              "(`checked on`). Written by `shapefuzz bugs --write`.", "",
-             *set_aside_lines(corpus_root), *pending,
+             *set_aside_lines(corpus_root), *pending, *untriaged_lines(rows),
              "| bug | title | class | ops | device | status | checked on | upstream | versions | repro | report |"
              " variants |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -61,14 +61,18 @@ def run_script(src: str, *, timeout: float, python: str | None = None, env: dict
     """Run script `src` as repro.py in a fresh process, in scratch dir `work`
     (default: a temporary one, removed after) with compile caches of its own
     there (scratch_env; `env`: variables this process's environment does not
-    set already, `force`: variables set whatever it has). Returns run_command's
-    (returncode or None, stdout, stderr)."""
+    set already, `force`: variables set whatever it has), holding no more than
+    the kernels a follow-up's shrink compiled (fuzz/judge/warm_kernels.py).
+    Returns run_command's (returncode or None, stdout, stderr)."""
     if work is None:
         with tempfile.TemporaryDirectory(prefix="shapefuzz-script-") as w:
             return run_script(src, timeout=timeout, python=python, env=env, force=force, work=w)
     (Path(work) / "repro.py").write_text(src)
-    return run_command([python or sys.executable, "repro.py"], timeout=timeout,
-                       env={**scratch_env(work, env), **(force or {})}, cwd=work)
+    env = {**scratch_env(work, env), **(force or {})}
+    from fuzz.judge.warm_kernels import seed
+
+    seed(env, python)  # the kernels a follow-up's shrink just compiled, where it names them (content-addressed only)
+    return run_command([python or sys.executable, "repro.py"], timeout=timeout, env=env, cwd=work)
 
 
 _given_up = threading.local()
