@@ -88,21 +88,22 @@ def _marked_like(x: TensorInput, by_symbol: dict) -> TensorInput:
     return x
 
 
-def _alias_input(p: Program, view: str, flips: bool) -> TensorInput | None:
+def _alias_input(p: Program, view: str, flips: bool, new_base: bool = False) -> TensorInput | None:
     """A new input that is a `view` of an input of p (as strategies.programs.aliases makes one), or None.
-    Where no input can be its base, a new one is added first (two-dim, an offset one for `before`)."""
-    made = _alias_of(p, view, flips)
+    Where no input can be its base, or with `new_base`, a new one is added first (two-dim float32, an offset
+    one for `before`: most ops take it)."""
+    made = None if new_base else _alias_of(p, view, flips)
     if made is None:
         sym = next(iter(p.sizes))
         base = TensorInput(name=f"x{len(p.inputs)}", shape=[sym, 3], dtype="float32",
                            layout="offset" if view == "before" else "contiguous")
         p.inputs.append(_marked_like(base, _by_symbol(p)))
-        made = _alias_of(p, view, flips)
+        made = _alias_of(p, view, flips, p.inputs[-1])
     return made
 
 
-def _alias_of(p: Program, view: str, flips: bool) -> TensorInput | None:
-    for base in p.inputs:
+def _alias_of(p: Program, view: str, flips: bool, only=None) -> TensorInput | None:
+    for base in [only] if only is not None else p.inputs:
         if base.alias:
             continue
         alias = {"of": base.name, "view": view}
@@ -177,13 +178,21 @@ def _append(d, p: Program, info: dict, feature: str, spec, kw: dict):
     `feature` (for an alias feature, an aliasing input added where none has it); None where it cannot."""
     if p.settings.backward and not spec.grad:
         return None
+    made = _append_once(d, p, info, feature, spec, kw, fresh=False)
+    if made is None and feature.partition(":")[0] in _FRESH_AXES:  # no value that suits: a fresh input that does
+        made = _append_once(d, p, info, feature, spec, kw, fresh=True)
+    return made
+
+
+def _append_once(d, p: Program, info: dict, feature: str, spec, kw: dict, fresh: bool):
     p = copy.deepcopy(p)
     axis, _, value = feature.partition(":")
-    if axis == "alias" and not _with_feature(p, info, feature):
-        x = _alias_input(p, "same" if value in ("flips", "base") else value, value == "flips")
-        if x is None:
+    alias = None
+    if axis == "alias" and (fresh or not _with_feature(p, info, feature)):
+        alias = _alias_input(p, "same" if value in ("flips", "base") else value, value == "flips", new_base=fresh)
+        if alias is None:
             return None
-        p.inputs.append(x)
+        p.inputs.append(alias)
         try:
             info = typecheck(p)
         except ProgramError:
@@ -193,11 +202,14 @@ def _append(d, p: Program, info: dict, feature: str, spec, kw: dict):
     draft.values = [o.out for o in p.ops]
     draft.made = {o.out: o for o in p.ops}
     before = len(p.inputs)
-    call = _call_reading(d, draft, spec, _with_feature(p, info, feature), p.settings.backward, f"v{len(p.ops)}")
-    if call is None and axis in _FRESH_AXES:  # no value suits the op: a fresh input with the feature that does
+    if fresh and alias is not None:
+        readers = [alias.alias["of"] if value == "base" else alias.name]
+    elif fresh:
         name = _fresh_reader(d, draft, spec, feature, _by_symbol(p))
-        if name is not None:
-            call = _call_reading(d, draft, spec, [name], p.settings.backward, f"v{len(p.ops)}")
+        readers = [] if name is None else [name]
+    else:
+        readers = _with_feature(p, info, feature)
+    call = _call_reading(d, draft, spec, readers, p.settings.backward, f"v{len(p.ops)}")
     if call is None:
         return None
     by_symbol = _by_symbol(p)
@@ -217,8 +229,8 @@ def _append(d, p: Program, info: dict, feature: str, spec, kw: dict):
     return (out, info, held) if (feature, spec.name) in held else None
 
 
-# Features a fresh input can carry (a mark is drawn per symbol for every input; an alias is added above).
-_FRESH_AXES = ("layout", "offset", "dtype", "backward", "fullgraph", "mode")
+# Features a fresh input can carry (a mark is drawn per symbol for every input).
+_FRESH_AXES = ("layout", "offset", "alias", "dtype", "backward", "fullgraph", "mode")
 
 
 def _fresh_reader(d, draft, spec, feature: str, by_symbol: dict) -> str | None:
@@ -238,9 +250,10 @@ def _fresh_reader(d, draft, spec, feature: str, by_symbol: dict) -> str | None:
         return None
     values = [draft.env[n] for n in draft.inputs_names + draft.values]
     layout = value if axis == "layout" else "offset" if axis == "offset" else "contiguous"
-    for shape in ([a, b], [a], [2, a, b], [2, 3, a, b], [a, 1], [2, 3, 2, a, b]):
-        if not _fits_layout(layout, len(shape)):
-            continue
+    # symbol shapes first, then literal ones (no symbol an unbacked mark forbids the op to guard on)
+    for shape in ([a, b], [a], [2, a, b], [2, 3, a, b], [a, 1], [2, 3, 2, a, b], [3, 4], [2, 3, 4], [2, 4, 3, 5]):
+        if not _fits_layout(layout, len(shape)) or any(by_symbol.get(x) == "unbacked" for x in shape):
+            continue  # (an op reading an unbacked size may guard on it: the generator never lets it)
         fields = d(_layout_fields(len(shape), [layout]))
         if axis == "offset":
             fields["offset"] = int(value)
