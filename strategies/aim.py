@@ -1,24 +1,24 @@
-"""Pair-aimed draws (issue 40, part 3): each program aims at one pair of
+"""Pair-aimed draws (issue 40, part 3): each program aims at AIMS pairs of
 pairwise coverage (a value's feature x the op that consumes it,
-fuzz/program/pairs.py) and is made to hold it.
+fuzz/program/pairs.py) and is made to hold them.
 
-Which pair: the campaign's pairs at the op grain (its menu's ops x every
-feature) in an order drawn from the seed, each batch taking the next
-PER_BATCH of them, one per program in turn, so a campaign aims at every pair
-once before any twice. The aims of a batch depend on (seed, batch) alone, as
-swarm batches do (strategies/swarm.py): a resume and every drawing process
-draw the same stream. The pairs seen so far are not consulted: they would tie
-a batch to the programs of the batches before it, which processes drawing
-ahead and a resume from a checkpoint do not have.
+Which pairs: the campaign's pairs at the op grain (its menu's ops x every
+feature), grouped by feature, in an order drawn from the seed; program k of
+batch b aims at the next AIMS of them, so a campaign aims at every pair once
+before any twice. The aims depend on (seed, batch, k) alone, as swarm
+batches do on (seed, batch) (strategies/swarm.py): a resume and every
+drawing process draw the same stream. The pairs seen so far are not
+consulted: they would tie a batch to the programs of the batches before it,
+which processes drawing ahead and a resume from a checkpoint do not have.
 
-How: a program drawn from a menu narrowed towards the feature (the layout
-among the layouts drawn, the mark among the marks, the dtype class as the
-dtypes, the producer's family as the families, the setting fixed), then, if
-it does not already hold the pair, the aimed op appended, reading a value
-with the feature (as its first operand, else its second); for an alias
-feature an aliasing input is added where none has that view. Where no value
-suits the op or the result does not type check, the program is a blind draw
-instead."""
+How: a program drawn from a menu narrowed towards the first aim's feature
+(the layout among the layouts drawn, the mark among the marks, the dtype
+class as the dtypes, the producer's family as the families, the setting
+fixed), then, for each aim it does not already hold, the aimed op appended,
+reading a value with the feature (as its first operand, else its second);
+where none suits, a fresh input with the feature, or a fresh aliasing input,
+that the op takes. Every result is type checked; a program that holds none
+of its aims is a blind draw instead (docs/generator.md, "Pair-aimed draws")."""
 
 from __future__ import annotations
 
