@@ -31,7 +31,8 @@ REACH_FLAGS = {"blind": [], "swarm": ["--swarm"], "pair": ["--pair-aimed"]}  # m
 def parse_run(text: str) -> dict:
     parts = text.split(":")
     if len(parts) not in (5, 6) or parts[3] not in FLAGS or not parts[0].replace("-", "").replace("_", "").isalnum():
-        raise argparse.ArgumentTypeError(f"{text!r}: NAME:DEVICE:BACKEND:MODE:CPUS[:GPU], MODE one of {list(FLAGS)}")
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: NAME:DEVICE:BACKEND:MODE:CPUS[:GPU], MODE one of {list(FLAGS)}")
     return dict(zip(("name", "device", "backend", "mode", "cpus", "gpu"), parts + [None] * (6 - len(parts))))
 
 

@@ -29,8 +29,8 @@ from fuzz.program import dtypes as D
 from fuzz.program.ir import OpCall, Program, ProgramError, RunSettings, TensorInput
 from fuzz.program.layouts import LAYOUT_TABLE, view_shape
 from fuzz.program.opdb import OPS
-from fuzz.program.pairs import (CLASSES, DTYPE_CLASS, consumers, feature_names, pairs_of, setting_features,  # noqa: F401
-                                universe, value_features)
+from fuzz.program.pairs import (  # noqa: F401 - the axes, read here by scripts/reach.py and the tests
+    CLASSES, DTYPE_CLASS, consumers, feature_names, pairs_of, setting_features, universe, value_features)
 from fuzz.program.typecheck import typecheck
 
 # -- feasibility ----------------------------------------------------------------------------

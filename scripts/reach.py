@@ -309,7 +309,8 @@ def main() -> None:
         import json
 
         print(json.dumps({"programs": len(progs), "backend": args.backend, "device": args.device, "seed": args.seed,
-                          "swarm": args.swarm, "pair_aimed": args.pair_aimed, "rows": rows, **({"pairs": cov} if cov else {})}, indent=1))
+                          "swarm": args.swarm, "pair_aimed": args.pair_aimed, "rows": rows,
+                          **({"pairs": cov} if cov else {})}, indent=1))
         return
     print(f"{len(progs)} programs: backend {args.backend}, device {args.device}, seed {args.seed}"
           + (", swarm" if args.swarm else "") + (", pair-aimed" if args.pair_aimed else ""))
