@@ -288,6 +288,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--count", type=int, default=3000)
     ap.add_argument("--swarm", action="store_true", help="as `shapefuzz run --swarm` draws")
+    ap.add_argument("--pair-aimed", action="store_true", help="as `shapefuzz run --pair-aimed` draws")
     ap.add_argument("--pairs", action="store_true", help="also the pairwise coverage and the missing pairs")
     ap.add_argument("--cache", help="--pairs: a JSON file keeping the feasibility answers between runs")
     ap.add_argument("--json", action="store_true", help="print the rows (and pairs) as JSON")
@@ -296,7 +297,8 @@ def main() -> None:
     from fuzz.campaign.driver import CampaignConfig, campaign_strategy
     from fuzz.campaign.generate import generate
 
-    cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, swarm=args.swarm)
+    cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, swarm=args.swarm,
+                         pair_aimed=args.pair_aimed)
     progs = list(generate(campaign_strategy(cfg), seed_=cfg.seed, count=args.count))
     rows = {}
     for name, (applies, has) in REACH.items():
@@ -307,10 +309,11 @@ def main() -> None:
         import json
 
         print(json.dumps({"programs": len(progs), "backend": args.backend, "device": args.device, "seed": args.seed,
-                          "swarm": args.swarm, "rows": rows, **({"pairs": cov} if cov else {})}, indent=1))
+                          "swarm": args.swarm, "pair_aimed": args.pair_aimed, "rows": rows,
+                          **({"pairs": cov} if cov else {})}, indent=1))
         return
     print(f"{len(progs)} programs: backend {args.backend}, device {args.device}, seed {args.seed}"
-          + (", swarm" if args.swarm else ""))
+          + (", swarm" if args.swarm else "") + (", pair-aimed" if args.pair_aimed else ""))
     for name, r in rows.items():
         share = f"{100 * r['has'] / r['applies']:.1f}%" if r["applies"] else "-"
         print(f"  {name}: {r['has']} of {r['applies']} cases where it applies ({share}); "

@@ -91,6 +91,7 @@ RUN_OPTIONS = [
     (["--families", "matrx"], ["--families: no family matrx", "matrix"]),
     (["--families", "matrix", "--ops", "relu"], ["share no op"]),
     (["--swarm", "--ops", "mm"], ["--swarm and --ops", "--ops names the menu"]),
+    (["--swarm", "--pair-aimed"], ["--swarm and --pair-aimed"]),
     (["--ops", "mm_int", "bmm_int", "--device", "cuda"], ["--ops: mm_int, bmm_int have no eager kernel on cuda"]),
     (["--ray", "headnode"], ["--ray headnode: not a cluster address", "HOST:PORT"]),
     (["--ray", "head:99999"], ["--ray head:99999: not a cluster address"]),

@@ -52,6 +52,7 @@ class CampaignConfig:
     families: tuple | None = None  # op families to draw (None: all)
     ops: tuple | None = None  # ops to draw (None: all)
     swarm: bool = False  # each batch draws from a random part of the menu (strategies/swarm.py)
+    pair_aimed: bool = False  # each program made to hold a pair of pairwise coverage (strategies/aim.py)
     coverage: bool = False  # workers report the compiler lines each case reaches (fuzz/judge/coverage.py)
     guided: bool = False  # every other case a mutant of a program that reached new lines (fuzz/campaign/guide.py)
     modes: tuple | None = None  # torch.compile modes to sample (None: by device)
@@ -82,7 +83,7 @@ class CampaignConfig:
                  "modes": list(self.resolved_modes()), "options": self.resolved_options()}
         # a narrowed menu draws other programs; named only when set, so older state dirs still resume
         ident.update({k: list(v) for k, v in (("families", self.families), ("ops", self.ops)) if v})
-        ident.update({k: True for k in ("swarm", "guided") if getattr(self, k)})
+        ident.update({k: True for k in ("swarm", "pair_aimed", "guided") if getattr(self, k)})
         return ident
 
     def kind(self):

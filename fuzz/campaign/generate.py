@@ -54,7 +54,8 @@ def generate(strategy, *, seed_: int = 0, count: int | None = None, skip: int = 
     the strategy), batches are drawn in that many processes, several ahead:
     the same stream, since each batch has its own seed. A `strategy` with
     an `at(seed_, batch)` method gives each batch its own strategy (swarm
-    draws)."""
+    draws); one with `each_at(seed_, batch, size)` each program of a batch
+    (pair-aimed draws)."""
     start = start or Checkpoint()
     seen: set[str] = set(start.seen)
     produced, batch = start.produced, start.batch
@@ -269,12 +270,27 @@ def no_local_constants():
         cache.cache.clear()
 
 
+# Examples of the Hypothesis run that draws one program of a strategy that gives each program its own
+# strategy: the first is the simplest program there is (Hypothesis starts with it), the last is kept.
+_RUN_PER_PROGRAM = 2
+
+
 def _batch(strategy, seed_: int, batch: int, size: int = BATCH) -> list[Program]:
+    if hasattr(strategy, "each_at"):  # a strategy per program (strategies/aim.py): a run each
+        # (in one run of many examples Hypothesis copies a drawn prefix into later ones, so a program's
+        # strategy drawn there would repeat: 21 distinct of 100); its simplest draw may be None (not kept)
+        return [p for k, one in enumerate(strategy.each_at(seed_, batch, size))
+                for p in _collect(one, (seed_ * 1_000_003 + batch) * 1_000_003 + k, _RUN_PER_PROGRAM)[-1:]
+                if p is not None]
     if hasattr(strategy, "at"):  # a strategy per batch (strategies/swarm.py)
         strategy = strategy.at(seed_, batch)
+    return _collect(strategy, seed_ * 1_000_003 + batch, size)
+
+
+def _collect(strategy, seed_: int, size: int) -> list[Program]:
     out: list[Program] = []
 
-    @seed(seed_ * 1_000_003 + batch)
+    @seed(seed_)
     @settings(max_examples=size, database=None, phases=[Phase.generate], deadline=None,
               suppress_health_check=list(HealthCheck))
     @given(strategy)

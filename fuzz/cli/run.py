@@ -32,6 +32,10 @@ def add_parser(subparsers):
     r.add_argument("--swarm", action="store_true",
                    help="swarm draws: each batch of 100 programs draws from a random part of the menu (op families, "
                    "dtypes, layouts, marks, settings), so rare combinations are common in some batches (docs/generator.md)")
+    r.add_argument("--pair-aimed", action="store_true",
+                   help="pair-aimed draws: each program is made to hold three pairs (a value's layout, alias, mark, "
+                   "dtype class or producer, or a setting, x the op that reads it) taken in turn from every such "
+                   "pair, so rare conjunctions are drawn (docs/generator.md)")
     r.add_argument("--coverage", action="store_true",
                    help="measure which lines of torch's compiler each case reaches (Python 3.12+; `stats` shows the "
                    "total, cases.jsonl each case's new lines; docs/generator.md)")
@@ -117,7 +121,7 @@ def cmd(args) -> int:
     cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, max_cases=args.max_cases,
                          time_limit=args.time, max_findings=args.max_findings, max_ops=args.max_ops,
                          families=tuple(args.families) if args.families else None,
-                         ops=tuple(args.ops) if args.ops else None, swarm=args.swarm,
+                         ops=tuple(args.ops) if args.ops else None, swarm=args.swarm, pair_aimed=args.pair_aimed,
                          coverage=args.coverage or args.guided, guided=args.guided,
                          modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
                          state_dir=args.state, corpus_dir=args.corpus,
@@ -263,16 +267,18 @@ def _bad_coverage(args) -> str | None:
 
 
 def _bad_menu(args) -> str | None:
-    """--families / --ops / --swarm: known names, and only for torch.compile programs."""
-    if not (args.families or args.ops or args.swarm):
+    """--families / --ops / --swarm / --pair-aimed: known names, and only for torch.compile programs."""
+    if not (args.families or args.ops or args.swarm or args.pair_aimed):
         return None
     from fuzz.judge.backends import backend
     from fuzz.program.opdb import OPS
     from fuzz.program.opspec import FAMILIES
 
-    flag = "--families" if args.families else "--ops" if args.ops else "--swarm"
+    flag = "--families" if args.families else "--ops" if args.ops else "--swarm" if args.swarm else "--pair-aimed"
     if args.swarm and args.ops:
         return "--swarm and --ops: --ops names the menu itself; give --swarm alone, or with --families"
+    if args.swarm and args.pair_aimed:
+        return "--swarm and --pair-aimed are two ways to draw: give one of them"
     if backend(args.backend).kind != "compiled":
         return f"{flag} applies to torch.compile backends (the {args.backend} backend draws its own step programs)"
     bad = sorted(set(args.families or ()) - set(FAMILIES))

@@ -102,6 +102,10 @@ class CompiledKind(ProgramKind):
             from strategies.swarm import SwarmPrograms
 
             return SwarmPrograms(**kw)
+        if getattr(cfg, "pair_aimed", False):
+            from strategies.aim import PairPrograms
+
+            return PairPrograms(**kw)
         return programs(**kw)
 
     def mutation_menu(self, cfg):
