@@ -234,3 +234,29 @@ def test_a_cuda_entry_whose_cpu_twin_fails_gets_a_cpu_repro_and_its_range(tmp_pa
     assert "`2.14.1` (the program on CPU) | affected" in text and "not run" not in text and "Partial" not in text
     corpus.set_meta(d, "versions", {"cpu": {"reproduces": False}})  # measured on a newer torch: it decides
     assert entry_repro_device(d, p) is None
+
+
+def test_a_stride_mismatch_on_an_unbacked_dim_is_the_tracked_class_not_a_new_bug(tmp_path):
+    """An output stride mismatch where the output has a mark_unbacked dim is the unbacked-strides class
+    (Inductor gives up exact strides there on purpose), even from a verdict judged before that rule;
+    the same mismatch on a static dim stays a bug of its own."""
+    from fuzz.findings.bugs import TRACKED
+    from fuzz.judge.verdict import Outcome, Stage, Verdict
+
+    import torch
+
+    corpus = Corpus(tmp_path)
+    made = {}
+    for marks, op in ((["unbacked", "static"], ("sin", ["x0"], {})),
+                      (["static", "static"], ("cumsum", ["x0"], {"dim": 0}))):
+        p = program([op], shape=("s0", "s1"), sizes={"s0": [2], "s1": [2]}, marks=marks,
+                    backend="inductor")
+        v = Verdict(outcome=Outcome.STRIDE, stage=Stage.COMPARE, call=0, sizes={"s0": 2, "s1": 2},
+                    where="output 0", message="strides (2, 1) vs eager (1, 2)")
+        d = corpus.record(p, v, minimal_signature(v, p))[0]
+        corpus.set_meta(d, "versions", summarize({torch.__version__.split("+")[0]: {"result": AFFECTED}}, False))
+        made[marks[0]] = d.name
+    rows = {r.key: r for r in bug_rows(tmp_path)}
+    assert rows[made["unbacked"]].status == TRACKED
+    assert rows[made["static"]].status == NEW
+    assert "1 tracked class (by design)" in markdown(list(rows.values()), tmp_path)
