@@ -84,3 +84,51 @@ def test_a_data_dependent_finding_is_keyed_by_the_op_not_the_program_around_it()
     assert minimal_signature(v, a).key == minimal_signature(v, b).key
     assert minimal_signature(v, a).key != minimal_signature(v, c).key
     assert "data: nonzero" in minimal_signature(v, a).text
+
+
+def _entries(tmp_path, cases):
+    """Corpus entries of (program, verdict) pairs, keyed by their minimal signatures."""
+    corpus = Corpus(tmp_path)
+    for p, v in cases:
+        corpus.record(p, v, minimal_signature(v, p))
+    return list(corpus.entries())
+
+
+def _with_layout(p, layout):
+    p.inputs[0].layout = layout
+    if layout == "transposed":
+        p.inputs[0].layout_dim = 0
+    return p
+
+
+def test_a_stride_finding_on_any_reordered_layout_is_one_cause_and_a_value_finding_is_not(tmp_path):
+    """As index_copy_ losing the dim order of a transposed and of a channels_last input (b5c94b9b057a of
+    a fresh campaign, 97e0245651af of corpus/): one row. A divergence keeps the layouts apart."""
+    from fuzz.findings.clusters import clusters
+
+    def make(layout, outcome):  # as the two entries were: a 2-D transposed input on CPU, a 4-D channels_last on CUDA
+        dims = ("s0", "s1") if layout == "transposed" else ("s0", "s1", "s2", "s3")
+        p = _with_layout(program([("sin", ["x0"], {})], shape=dims, sizes={k: [2] for k in dims},
+                                 backend="inductor"), layout)
+        p.settings.device = "cpu" if layout == "transposed" else "cuda"
+        message = "strides (2, 1) vs eager (1, 2)" if len(dims) == 2 else "strides (8, 4, 2, 1) vs eager (8, 1, 4, 2)"
+        v = _stride_verdict(message) if outcome == "stride" else Verdict(
+            outcome=Outcome.DIVERGENCE, stage=Stage.COMPARE, call=0, where="output 0", message="values differ")
+        return p, v
+
+    for outcome, expect in (("stride", 1), ("divergence", 2)):
+        d = tmp_path / outcome
+        entries = _entries(d, [make("transposed", outcome), make("channels_last", outcome)])
+        assert len(entries) == 2 and len(clusters(entries)) == expect, outcome
+
+
+def test_stride_findings_on_unbacked_dims_are_one_tracked_row_whatever_the_op(tmp_path):
+    from fuzz.findings.clusters import clusters
+
+    cases = []
+    for op in (("sin", ["x0"], {}), ("cumsum", ["x0"], {"dim": 0})):
+        p = program([op], shape=("s0", "s1"), sizes={"s0": [2], "s1": [2]}, marks=["unbacked", "static"],
+                    backend="inductor")
+        cases.append((p, _stride_verdict("strides (2, 1) vs eager (1, 2)")))
+    entries = _entries(tmp_path, cases)
+    assert len(entries) == 2 and len(clusters(entries)) == 1

@@ -164,6 +164,8 @@ def _status(entry, known, newest: str | None) -> tuple[str, str, str]:
     last = entry.meta.get("last_replay") or {}
     if status == KNOWN:
         return status, upstream, checked
+    from fuzz.findings.clusters import tracked_class
+
     if tracked_class(entry):
         return TRACKED, "Inductor gives up exact stride matching where strides hold unbacked sizes, on purpose", \
             checked
@@ -181,25 +183,6 @@ def _status(entry, known, newest: str | None) -> tuple[str, str, str]:
         # two of a fresh CPU campaign's five "new" rows passed on the next release (torch 2.11 -> 2.13)
         return UNCHECKED, upstream, checked
     return NEW, upstream, checked
-
-
-def tracked_class(entry) -> bool:
-    """Whether the entry is a stride mismatch of an output with a data-dependent or mark_unbacked dim:
-    the unbacked-strides class (fuzz/judge/by_design.py), which a verdict judged before that rule (no
-    "unbacked_strides" number, a key of its own) still belongs to."""
-    v = entry.verdict
-    if getattr(v.outcome, "value", v.outcome) != "stride-mismatch":
-        return False
-    if v.numbers.get("unbacked_strides") or "unbacked strides" in entry.signature.text:
-        return True
-    if entry.program.device_type() == "xla" or not v.where.startswith("output "):
-        return False
-    from fuzz.judge.by_design import unbacked_dims
-
-    try:
-        return bool(unbacked_dims(entry.program, int(v.where.split()[1])))
-    except (ValueError, IndexError):
-        return False
 
 
 def _line(entry) -> str:
