@@ -132,3 +132,21 @@ def test_stride_findings_on_unbacked_dims_are_one_tracked_row_whatever_the_op(tm
         cases.append((p, _stride_verdict("strides (2, 1) vs eager (1, 2)")))
     entries = _entries(tmp_path, cases)
     assert len(entries) == 2 and len(clusters(entries)) == 1
+
+
+def test_one_error_naming_other_dtypes_is_one_row_and_another_error_is_not(tmp_path):
+    """Tensor.view(dtype) raising "self.stride(-1) must be 1 to view Long as Short" and "... Int as Char"
+    came back under three keys (the message names the dtypes): one row. Another message stays apart."""
+    from fuzz.findings.clusters import clusters
+
+    def case(message):
+        p = program([("relu", ["x0"], {})], backend="inductor")
+        v = Verdict(outcome=Outcome.COMPILED_ERROR, stage=Stage.EXECUTE, call=0, exc_type="RuntimeError",
+                    message=message)
+        return p, v
+
+    view = "self.stride(-1) must be 1 to view {} as {} (different element sizes), but got 2"
+    entries = _entries(tmp_path, [case(view.format("Long", "Short")), case(view.format("Int", "Char")),
+                                  case("expected size 2==2, stride 8==1 at dim=0")])
+    assert len(entries) == 3
+    assert sorted(len(c.entries) for c in clusters(entries)) == [1, 2]

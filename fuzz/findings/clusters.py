@@ -16,6 +16,7 @@ there is one (anyone can run it), then the smallest program. The rest are its va
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 # Arithmetic a shrink keeps when a value must exist, and the neutral op it puts in place of others:
@@ -24,6 +25,10 @@ _PLAIN = ("pointwise", "binary")
 # Layouts whose dims sit in memory in another order than their index order: for a stride finding (the
 # output's dim order differs from eager's) which reordering the input had is where it was seen, not the
 # cause (index_copy_ gave one mismatch on a transposed and on a channels_last input).
+# Scalar type names in a message ("to view Long as Short", "atomic_add does not support int8"): the dtypes a
+# message names are where one cause was seen (keys keep them: changing the keys would re-key corpus/).
+_DTYPE_NAMES = re.compile(r"\b(?:torch\.)?(?:Long|Int|Short|Char|Byte|Bool|Half|BFloat16|Float|Double|ComplexFloat|"
+                          r"u?int(?:8|16|32|64)|float(?:16|32|64)|bfloat16|bool)\b")
 _REORDERED = frozenset({"transposed", "channels_last", "permuted"})
 
 
@@ -48,8 +53,8 @@ def symptom(entry) -> tuple:
     v = entry.verdict
     if named_by_message(v):
         exc = (v.exc_type or "").rsplit(".", 1)[-1]
-        return (v.outcome.value, exc, normalize_message(v.message or "").splitlines()[0][:200]
-                if (v.message or "").strip() else "")
+        headline = normalize_message(v.message or "").splitlines()[0][:200] if (v.message or "").strip() else ""
+        return (v.outcome.value, exc, _DTYPE_NAMES.sub("<dtype>", headline))
     if v.outcome is Outcome.STRIDE:
         return (outcome_class(v), stride_class(v.message))
     return (outcome_class(v),)
