@@ -201,3 +201,17 @@ def test_cli_report(tmp_path, toy_backends, no_collect_env, capsys):
     args = ap.parse_args(["report", str(entry)])
     assert args.fn(args) == 2
     assert "verdict.json" in capsys.readouterr().err
+
+
+def test_a_cuda_report_whose_repro_is_its_cpu_twin_says_where_the_repro_runs():
+    """corpus/dd2d863bbc57 (CUDA, untriaged; `versions` found its CPU twin failing as found) ships a CPU
+    repro.py: its description says so, read from the twin's record as the repro was written."""
+    from pathlib import Path
+
+    from fuzz.findings.report import compiled_parts
+
+    root = Path(__file__).resolve().parent.parent / "corpus"
+    entry = Corpus(root).load(root / "dd2d863bbc57")
+    assert not (entry.path / "ablation.json").exists()
+    assert "cuda" not in (entry.path / "repro.py").read_text().split('"""')[2]  # the code, past the docstring
+    assert "on CUDA (and on CPU, where the repro below runs)" in compiled_parts(entry)["description"]

@@ -322,7 +322,7 @@ def compiled_parts(entry) -> dict:
     """The pieces of a torch.compile entry's report, laid out by render_compiled
     (PyTorch's template) or report_xla.render_openxla (PyTorch/XLA's). Every
     piece is Markdown but title (plain text), repro, log and env_text (code)."""
-    from fuzz.findings.scripts import repro_device
+    from fuzz.findings.scripts import entry_repro_device
     from fuzz.findings.triage import load_ablation
 
     p, v = entry.program, entry.verdict
@@ -331,7 +331,8 @@ def compiled_parts(entry) -> dict:
     env_text, env_note = environment_text(entry.env)
     short = "lines" in ((entry.meta or {}).get("short_repro") or {})
     repro = _repro_text(entry)
-    device = repro_device(p, doc) if short and "cuda" not in repro else None
+    # where the repro runs: the CPU twin's record first, as the stored repro.py was written (repro_files.py)
+    device = entry_repro_device(entry.path, p) if short and "cuda" not in repro else None
     expected, actual, why = observed_expected(p, v, summary)
     return dict(title=report_title(p, v, summary), description=describe(p, v, summary, short, device), repro=repro,
                 observed=f"Actual: {actual}\n\nExpected: {expected}", expected=expected, actual=actual, why=why,
