@@ -22,7 +22,8 @@ pytest.importorskip("ray")
 def run_cmd(state, corpus, n, backend="aot_eager", seed=1, ray=None, followups=False):
     cmd = [sys.executable, "-m", "fuzz", "run", "--backend", backend, "--max-cases", str(n), "--seed", str(seed),
            "--state", str(state), "--corpus", str(corpus)]
-    cmd += ["--shrink-budget", "20"] if followups else ["--no-shrink", "--no-triage"]
+    # --triage: the triage, deferred to the report by default, is a follow-up the cluster computes too
+    cmd += ["--shrink-budget", "20", "--triage"] if followups else ["--no-shrink", "--no-triage"]
     return cmd + (["--ray", ray] if ray else ["--workers", "1"])
 
 
