@@ -25,11 +25,11 @@ _PLAIN = ("pointwise", "binary")
 # Layouts whose dims sit in memory in another order than their index order: for a stride finding (the
 # output's dim order differs from eager's) which reordering the input had is where it was seen, not the
 # cause (index_copy_ gave one mismatch on a transposed and on a channels_last input).
+_REORDERED = frozenset({"transposed", "channels_last", "permuted"})
 # Scalar type names in a message ("to view Long as Short", "atomic_add does not support int8"): the dtypes a
 # message names are where one cause was seen (keys keep them: changing the keys would re-key corpus/).
 _DTYPE_NAMES = re.compile(r"\b(?:torch\.)?(?:Long|Int|Short|Char|Byte|Bool|Half|BFloat16|Float|Double|ComplexFloat|"
                           r"u?int(?:8|16|32|64)|float(?:16|32|64)|bfloat16|bool)\b")
-_REORDERED = frozenset({"transposed", "channels_last", "permuted"})
 
 
 @dataclass
@@ -61,6 +61,7 @@ def symptom(entry) -> tuple:
 
 
 def trigger(entry) -> tuple:
+    from fuzz.judge.verdict import Outcome
     from fuzz.program.ir import NEUTRAL_OP, Program, dtype_class
     from fuzz.program.opdb import OPS
 
@@ -72,7 +73,7 @@ def trigger(entry) -> tuple:
     kinds = sorted({_named(c) for c in (special or calls)})
     dtypes = sorted({dtype_class(x.dtype) for x in p.inputs})
     layouts = {x.layout for x in p.inputs if x.layout != "contiguous"}
-    if entry.verdict.outcome.value == "stride-mismatch":
+    if entry.verdict.outcome is Outcome.STRIDE:
         layouts = {"reordered" if la in _REORDERED else la for la in layouts}
     return (tuple(kinds), tuple(dtypes), tuple(sorted(layouts)), bool(p.settings.backward))
 
@@ -89,10 +90,13 @@ def tracked_class(entry) -> bool:
     """Whether the entry is a stride mismatch of an output with a data-dependent or mark_unbacked dim:
     the unbacked-strides class (fuzz/judge/by_design.py), one policy question and one row, which a verdict
     judged before that rule (no "unbacked_strides" number, a key of its own) still belongs to."""
+    from fuzz.findings.signature import unbacked_strides
+    from fuzz.judge.verdict import Outcome
+
     v = entry.verdict
-    if v.outcome.value != "stride-mismatch":
+    if v.outcome is not Outcome.STRIDE:
         return False
-    if v.numbers.get("unbacked_strides") or "unbacked strides" in entry.signature.text:
+    if unbacked_strides(v) or "unbacked strides" in entry.signature.text:
         return True
     if entry.program.device_type() == "xla" or not v.where.startswith("output "):
         return False
