@@ -30,7 +30,7 @@ def cmd(args) -> int:
     from fuzz.findings.corpus import CorpusError
     from fuzz.kinds import render_report, report_entry
 
-    from fuzz.findings.deferred_triage import triage_if_needed
+    from fuzz.findings.deferred_triage import triage_if_needed, untriaged_line
     from fuzz.findings.trace import TraceError, collect_trace
 
     def note(line: str) -> None:
@@ -40,7 +40,7 @@ def cmd(args) -> int:
         if args.triage:
             missing = triage_if_needed(args.entry, timeout=args.triage_timeout, log=note)
         else:
-            missing = _untriaged_line(args.entry)
+            missing = untriaged_line(args.entry)
         if missing:
             note(f"note: {missing}")
         if args.trace:
@@ -53,14 +53,3 @@ def cmd(args) -> int:
         return EXIT_BAD_INPUT
     sys.stdout.write(text)
     return EXIT_OK
-
-
-def _untriaged_line(entry_dir) -> str | None:
-    from pathlib import Path
-
-    from fuzz.findings.corpus import Corpus
-    from fuzz.findings.deferred_triage import how_to_triage, untriaged
-
-    why = untriaged(Corpus(Path(entry_dir).parent).load(entry_dir))
-    return f"{Path(entry_dir).name}: no ablation of its program in the report, since {why} (--no-triage); " \
-        f"{how_to_triage(entry_dir)} makes it" if why else None

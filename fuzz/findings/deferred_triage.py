@@ -53,6 +53,19 @@ def how_to_triage(entry_dir) -> str:
     return f"`shapefuzz triage {entry_dir}` (or `shapefuzz report {entry_dir}`, which triages first)"
 
 
+def _no_ablation(d: Path, why: str) -> str:
+    return f"{d.name}: no ablation of its program in the report, since {why}"
+
+
+def untriaged_line(entry_dir) -> str | None:
+    """What `report --no-triage` says of an entry it leaves untriaged (and how to triage it), or None."""
+    from fuzz.findings.corpus import Corpus
+
+    d = Path(entry_dir)
+    why = untriaged(Corpus(d.parent).load(d))
+    return f"{_no_ablation(d, why)} (--no-triage); {how_to_triage(d)} makes it" if why else None
+
+
 def triage_if_needed(entry_dir, *, timeout: float = 300.0, log=None) -> str | None:
     """Triage the entry at `entry_dir` when it needs it (untriaged) and this machine can; returns
     None when its ablation is of its program now (made here or before), else a line saying why it
@@ -67,8 +80,8 @@ def triage_if_needed(entry_dir, *, timeout: float = 300.0, log=None) -> str | No
         return None
     missing = cannot_triage_here(entry)
     if missing:
-        return f"{d.name}: no ablation of its program in the report, since {why}, and this machine cannot triage " \
-               f"it ({missing}); run {how_to_triage(d)} where it can"
+        return f"{_no_ablation(d, why)}, and this machine cannot triage it ({missing}); run {how_to_triage(d)} " \
+               "where it can"
     if log:
         log(f"{d.name}: triaging it first, since {why} (backends, devices, static shapes, the options it set)")
     triage_entry(d, timeout=timeout)
