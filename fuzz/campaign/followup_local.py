@@ -64,6 +64,7 @@ PARALLEL_FROM = 8  # CPUs: under this, one job at a time beside the cases, in th
 # beside the cases, follow-ups take at most 1/N of the CPUs (N = 2 unless this says another N >= 1): a
 # knob to measure a smaller share with (issue 41), not a tuning the user needs
 SHARE_ENV = "SHAPEFUZZ_FOLLOWUP_SHARE"
+NO_ZYGOTE_ENV = "SHAPEFUZZ_NO_ZYGOTE"  # 1: every standalone check in a fresh process (to measure what the zygote saves)
 
 
 def _share_divisor() -> int:
@@ -71,6 +72,26 @@ def _share_divisor() -> int:
         return max(1, int(os.environ.get(SHARE_ENV, "2")))
     except ValueError:
         return 2
+
+
+# a job run in the runner's zygote (LocalRemote._run_in_zygote): its arguments and its answer as files beside it
+_JOB_SCRIPT = """from fuzz.campaign.followup_local import job_in_zygote
+
+if __name__ == "__main__":  # not again in a process a sandboxed shrink spawns
+    job_in_zygote()
+"""
+
+
+def job_in_zygote() -> None:
+    import pickle
+
+    job_type, name, files, params, forms = pickle.loads(Path("args.pickle").read_bytes())
+    try:
+        result = (True, _compute(job_type, name, files, params, forms))
+    except BaseException as e:  # noqa: BLE001 - reported to the runner as the job's failure
+        result = (False, f"{type(e).__name__}: {e}")
+    Path("result.pickle.tmp").write_bytes(pickle.dumps(result))
+    os.replace("result.pickle.tmp", "result.pickle")
 
 
 def _child(conn, env: dict, job_type: str, name: str, files: dict, params: dict, forms) -> None:
@@ -128,6 +149,7 @@ class LocalRemote:
         # the runner's own TMPDIR (STATE/followup-cache/tmp, emptied by a new runner) holds the jobs' shared header
         self._pch = inductor_pch_dir(tempfile.gettempdir()) if self._homes else None
         self._kept = threading.local()  # a shrink's home, kept for its standalone checks (checks_reuse_kernels)
+        self._zygote_started = self._zygote_told = False
 
     def slots(self, pending: int = 0, draining: bool = True) -> int:
         """Jobs at once: all the slots once the cases are done, else share_beside_cases."""
@@ -144,6 +166,18 @@ class LocalRemote:
             os.makedirs(self._homes, exist_ok=True)
         home = tempfile.mkdtemp(prefix=f"{job_type}-{name}-", dir=self._homes)
         env = job_env(home, self._env, self._pch)
+        self._start_zygote()
+        try:
+            done = self._run_in_zygote(home, env, (job_type, name, ship(entry_dir), params, forms), timeout)
+        except BaseException:
+            self._done_with(home, env, job_type)
+            raise
+        if done is not None:
+            self._done_with(home, env, job_type)
+            ok, value = done
+            if not ok:
+                raise RuntimeError(value)
+            return value
         recv, send = self._ctx.Pipe(duplex=False)
         proc = self._ctx.Process(target=_child, args=(send, env, job_type, name, ship(entry_dir), params,
                                                       forms), name=f"shapefuzz-followup-{name}")
@@ -166,23 +200,73 @@ class LocalRemote:
                     proc.kill()
             proc.join()
             recv.close()
-            kept = getattr(self._kept, "homes", None)
-            if kept is not None and job_type == "shrink" and warm_kernels.add(env["TORCHINDUCTOR_CACHE_DIR"],
-                                                                              env["TRITON_CACHE_DIR"]):
-                kept.append(home)  # removed once the checks are done
-            else:
-                shutil.rmtree(home, ignore_errors=True)
+            self._done_with(home, env, job_type)
             self.lock.acquire()
         if not ok:
             raise RuntimeError(value)
         return value
 
+    def _done_with(self, home: str, env: dict, job_type: str) -> None:
+        kept = getattr(self._kept, "homes", None)
+        if kept is not None and job_type == "shrink" and warm_kernels.add(env["TORCHINDUCTOR_CACHE_DIR"],
+                                                                          env["TRITON_CACHE_DIR"]):
+            kept.append(home)  # removed once the checks are done
+        else:
+            shutil.rmtree(home, ignore_errors=True)
+
+    def _run_in_zygote(self, home: str, env: dict, args: tuple, timeout: float) -> tuple | None:
+        """The job in a child of this runner's zygote, where it is up and takes the job's environment: (ok,
+        value) as _child sends them; None where it did not run there (a spawned process runs it then)."""
+        import pickle
+
+        from fuzz.judge import zygote
+
+        if not os.environ.get(zygote.ENV):
+            return None
+        job = Path(home) / "job"
+        job.mkdir()
+        (job / "args.pickle").write_bytes(pickle.dumps(args))
+        (job / "job.py").write_text(_JOB_SCRIPT)
+        self.lock.release()
+        try:
+            got = zygote.run(str(job / "job.py"), cwd=str(job), env={**os.environ, **env}, timeout=timeout)
+        finally:
+            self.lock.acquire()
+        if got is None:
+            return None
+        if not self._zygote_told:
+            self._zygote_told = True
+            self.log("(from here on, jobs and their standalone checks fork from a zygote that imported torch once: "
+                     f"{zygote.__name__}; {NO_ZYGOTE_ENV}=1 turns it off)")
+        rc, out, err, cpu = got
+        cputime.add("compute", cpu)
+        if rc is None:
+            raise TimeoutError(f"timed out after {timeout:.0f} s")
+        try:
+            return pickle.loads((job / "result.pickle").read_bytes())  # the runner's own file: trusted
+        except (OSError, EOFError, pickle.UnpicklingError):
+            tail = " / ".join(err.strip().splitlines()[-3:])[:300]
+            raise RuntimeError(f"its process died (exit {rc}{': ' + tail if tail else ''})") from None
+
     shrinker = Remote.shrinker  # ships the shrink here and writes its result into the corpus, as on a cluster
+
+    def _start_zygote(self) -> None:
+        """Once, in the background: a zygote (fuzz/judge/zygote.py) for this runner's standalone checks, which
+        then skip the 15 CPU-seconds of importing torch, Dynamo and Inductor that a fresh process pays on a GPU
+        box. Checks before it is up run in fresh processes, as every check does with SHAPEFUZZ_NO_ZYGOTE=1."""
+        if self._zygote_started or os.environ.get(NO_ZYGOTE_ENV) == "1":
+            return
+        self._zygote_started = True
+        from fuzz.judge import zygote
+
+        threading.Thread(target=zygote.start, args=(dict(os.environ),), daemon=True,
+                         name="shapefuzz-zygote-start").start()
 
     @contextlib.contextmanager
     def checks_reuse_kernels(self):
         """While the block runs (a shrink job's settle, in this thread), a shrink computed here keeps its
         caches until the block ends, and the standalone checks start from its kernels (warm_kernels.py)."""
+        self._start_zygote()
         self._kept.homes = []
         try:
             with warm_kernels.reusing():

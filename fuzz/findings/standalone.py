@@ -33,17 +33,26 @@ def run_harness(entry, *, timeout: float = 600.0) -> tuple[bool | None, str]:
     from fuzz.judge.verdict import Outcome
 
     harness, _ = entry_repro(entry.program, entry.signature)
-    rc, out, err = run_script(harness, timeout=timeout)
     recorded = entry.verdict.outcome
+    rc, out, err = run_script(harness, timeout=timeout,
+                              accept=lambda rc, out, err: _harness_fails(rc, out, recorded, FAIL_LINES))
     if rc is None:
         return (True, "it hung again") if recorded is Outcome.HANG else (None, f"it ran past {timeout:g} s")
     if rc == EXIT_SKIP:
         return None, tail(err, 1) or "this machine lacks its device or stack"
     if rc == 0 and any(line in out for line in OK_LINES):
         return False, tail(out, 1)
-    if rc == 1 and any(line in out for line in FAIL_LINES) or rc < 0 and recorded is Outcome.CRASH:
+    if _harness_fails(rc, out, recorded, FAIL_LINES):
         return True, tail(out, 1) or f"exit {rc}"
     return None, f"exit {rc}: {tail(err, 3) or tail(out, 3)}"
+
+
+def _harness_fails(rc, out: str, recorded, fail_lines) -> bool:
+    from fuzz.judge.verdict import Outcome
+
+    if rc is None:
+        return recorded is Outcome.HANG
+    return rc == 1 and any(line in out for line in fail_lines) or rc < 0 and recorded is Outcome.CRASH
 
 
 def set_aside(corpus: Corpus, entry_dir) -> Path:

@@ -57,22 +57,46 @@ def scratch_env(work, extra: dict | None = None) -> dict:
 
 
 def run_script(src: str, *, timeout: float, python: str | None = None, env: dict | None = None,
-               force: dict | None = None, work=None) -> tuple[int | None, str, str]:
+               force: dict | None = None, work=None, accept=None) -> tuple[int | None, str, str]:
     """Run script `src` as repro.py in a fresh process, in scratch dir `work`
     (default: a temporary one, removed after) with compile caches of its own
     there (scratch_env; `env`: variables this process's environment does not
     set already, `force`: variables set whatever it has), holding no more than
     the kernels a follow-up's shrink compiled (fuzz/judge/warm_kernels.py).
-    Returns run_command's (returncode or None, stdout, stderr)."""
+    Where a follow-up runner's zygote may run it, it runs there first; an
+    answer `accept(rc, out, err)` refuses (default: any but a failure) is
+    asked again of a fresh process. Returns run_command's (returncode or
+    None, stdout, stderr)."""
     if work is None:
         with tempfile.TemporaryDirectory(prefix="shapefuzz-script-") as w:
-            return run_script(src, timeout=timeout, python=python, env=env, force=force, work=w)
+            return run_script(src, timeout=timeout, python=python, env=env, force=force, work=w, accept=accept)
     (Path(work) / "repro.py").write_text(src)
     env = {**scratch_env(work, env), **(force or {})}
     from fuzz.judge.warm_kernels import seed
 
     seed(env, python)  # the kernels a follow-up's shrink just compiled, where it names them (content-addressed only)
+    if python is None or os.path.realpath(python) == os.path.realpath(sys.executable):
+        got = _in_zygote(work, env, timeout, accept)
+        if got is not None:
+            return got
     return run_command([python or sys.executable, "repro.py"], timeout=timeout, env=env, cwd=work)
+
+
+def _in_zygote(work, env: dict, timeout: float, accept) -> tuple[int | None, str, str] | None:
+    """The script run in a child of the runner's zygote (fuzz/judge/zygote.py), where one runs it and `accept`
+    takes its answer (default: it failed); else None, and the caller runs it in a fresh process. So a
+    zygote can never make an entry pass: only a failure it shows is kept."""
+    from fuzz import cputime
+    from fuzz.judge import zygote
+
+    with _lock_released():
+        got = zygote.run(str(Path(work) / "repro.py"), cwd=str(work), env=env, timeout=timeout)
+    if got is None:
+        return None
+    rc, out, err, cpu = got
+    cputime.add("checks", cpu)
+    ok = accept(rc, out, err) if accept is not None else rc not in (0, None)
+    return (rc, out, err) if ok else None
 
 
 _given_up = threading.local()

@@ -319,7 +319,9 @@ def check_short_repro(src: str, v: Verdict, *, timeout: float = 600.0, python: s
     from fuzz.judge.isolated import run_script
 
     start = time.monotonic()
-    rc, out, err = run_script(src, timeout=timeout, python=python, env=env)
+    # a zygote's answer is kept only where it fails as v did: any other runs again in a fresh process
+    rc, out, err = run_script(src, timeout=timeout, python=python, env=env,
+                              accept=lambda rc, out, err: failure_matches(v, rc, out, err)[0])
     ok, shown = failure_matches(v, rc, out, err)
     if not ok and err.strip():
         shown += " | stderr: " + " / ".join(ln.strip() for ln in err.strip().splitlines()[-6:])[:600]
