@@ -259,17 +259,20 @@ class LocalRemote:
         self._zygote_started = True
         from fuzz.judge import zygote
 
-        threading.Thread(target=zygote.start, args=(dict(os.environ),), daemon=True,
+        # the environment of its jobs and of the checks (checks_reuse_kernels), less what differs in LAZY
+        threading.Thread(target=zygote.start, args=({**os.environ, **self._env},), daemon=True,
                          name="shapefuzz-zygote-start").start()
 
     @contextlib.contextmanager
     def checks_reuse_kernels(self):
         """While the block runs (a shrink job's settle, in this thread), a shrink computed here keeps its
         caches until the block ends, and the standalone checks start from its kernels (warm_kernels.py)."""
+        from fuzz.judge.isolated import checks_env
+
         self._start_zygote()
         self._kept.homes = []
         try:
-            with warm_kernels.reusing():
+            with warm_kernels.reusing(), checks_env(self._env):
                 yield
         finally:
             for home in self._kept.homes:

@@ -71,7 +71,7 @@ def run_script(src: str, *, timeout: float, python: str | None = None, env: dict
         with tempfile.TemporaryDirectory(prefix="shapefuzz-script-") as w:
             return run_script(src, timeout=timeout, python=python, env=env, force=force, work=w, accept=accept)
     (Path(work) / "repro.py").write_text(src)
-    env = {**scratch_env(work, env), **(force or {})}
+    env = {**scratch_env(work, {**getattr(_checks, "env", {}), **(env or {})}), **(force or {})}
     from fuzz.judge.warm_kernels import seed
 
     seed(env, python)  # the kernels a follow-up's shrink just compiled, where it names them (content-addressed only)
@@ -97,6 +97,22 @@ def _in_zygote(work, env: dict, timeout: float, accept) -> tuple[int | None, str
     cputime.add("checks", cpu)
     ok = accept(rc, out, err) if accept is not None else rc not in (0, None)
     return (rc, out, err) if ok else None
+
+
+_checks = threading.local()
+
+
+@contextmanager
+def checks_env(extra: dict):
+    """While the block runs, this thread's scripts (run_script) also get `extra` where the environment does not
+    set it: a follow-up runner's checks compile as its jobs do (one compile thread: a fresh process's default
+    starts a pool of compile workers, each importing torch, for a few kernels; 10 CPU-s a check on the GPU box)."""
+    before = getattr(_checks, "env", None)
+    _checks.env = {**(before or {}), **extra}
+    try:
+        yield
+    finally:
+        _checks.env = before or {}
 
 
 _given_up = threading.local()
