@@ -112,3 +112,16 @@ def test_a_follow_up_job_computes_in_the_zygote(in_zygote, tmp_path):
     finally:
         remote.lock.release()
     assert remote._zygote_told  # it ran in the zygote, not in a spawned process
+
+
+def test_a_bad_request_is_refused_and_the_server_goes_on(in_zygote, tmp_path):
+    import json
+    import socket
+
+    unnamed(in_zygote)
+    for junk in (b"not json\n", json.dumps({"script": 1}).encode() + b"\n"):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(os.environ[zygote.ENV])
+            conn.sendall(junk)
+            assert "error" in json.loads(conn.makefile("r").readline())
+    assert run_script("raise SystemExit(4)\n", timeout=60)[0] == 4

@@ -93,13 +93,21 @@ def serve(path: str) -> None:
 
 def _start(conn: socket.socket, base: dict) -> int | None:
     """Read one request (JSON and two descriptors, the script's stdout and stderr), fork its child; its pid."""
+    fds: list = []
     try:
         conn.settimeout(10)
         msg, fds, _, _ = socket.recv_fds(conn, _MAX_REQUEST, 2)
+        while not msg.endswith(b"\n") and len(msg) < _MAX_REQUEST:  # a stream: the request may come in parts
+            more = conn.recv(_MAX_REQUEST)
+            if not more:
+                break
+            msg += more
         req = json.loads(msg.decode())
         script, cwd, env = str(req["script"]), str(req["cwd"]), {str(k): str(v) for k, v in req["env"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         _send(conn, {"error": f"bad request: {e}"})
+        for fd in fds:
+            os.close(fd)
         return None
     try:
         if len(fds) != 2:
@@ -255,8 +263,9 @@ def run(script: str, *, cwd: str, env: dict, timeout: float) -> tuple[int | None
     try:
         conn.connect(path)
         conn.settimeout(30)
-        socket.send_fds(conn, [json.dumps({"script": script, "cwd": cwd, "env": env}).encode()],
-                        [f.fileno() for f in outs])
+        request = json.dumps({"script": script, "cwd": cwd, "env": env}).encode() + b"\n"
+        sent = socket.send_fds(conn, [request], [f.fileno() for f in outs])
+        conn.sendall(request[sent:])
         reader = conn.makefile("r")
         first = json.loads(reader.readline() or "{}")
         if "pid" not in first:
