@@ -19,6 +19,7 @@ def server():
     assert z is not None, "the zygote did not come up"
     yield z
     z.stop()
+    assert not os.path.exists(os.path.dirname(z.path))  # nothing left in TMPDIR
 
 
 PYTEST_VAR = "PYTEST_CURRENT_TEST"

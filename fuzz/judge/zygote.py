@@ -89,6 +89,17 @@ def serve(path: str) -> None:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
+    _remove(path)
+
+
+def _remove(path: str) -> None:
+    """The socket and the dir `start` made for it."""
+    for remove in (os.unlink, os.rmdir):
+        try:
+            remove(path)
+        except OSError:
+            pass
+        path = os.path.dirname(path)
 
 
 def _start(conn: socket.socket, base: dict) -> int | None:
@@ -220,10 +231,7 @@ class Server:
             del os.environ[ENV]
         self.proc.kill()
         self.proc.wait()
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
+        _remove(self.path)
 
 
 def start(env: dict, *, timeout: float = 180.0) -> Server | None:
@@ -243,6 +251,7 @@ def start(env: dict, *, timeout: float = 180.0) -> Server | None:
     if not sel.select(timeout) or proc.stdout.readline().strip() != "ready":
         proc.kill()
         proc.wait()
+        _remove(path)
         return None
     os.environ[ENV] = path
     return Server(path, proc)
