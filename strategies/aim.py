@@ -304,6 +304,8 @@ def _call_reading(d, draft, spec, candidates: list, backward: bool, out: str):
         names.append(name)
         args.append(env[name])
     params = d(spec.params(args))
+    if backward and spec.grad_params:
+        params = spec.grad_params(params)
     if spec.check(args, params) or over_limits(spec.infer(args, params, out)):
         return None
     from fuzz.program.ir import OpCall

@@ -406,6 +406,8 @@ def _draw_op(d, draft, menu, out, backward=False):
         names.append(name)
         args.append(env[name])
     params = d(spec.params(args))
+    if backward and spec.grad_params:
+        params = spec.grad_params(params)
     reason = spec.check(args, params)
     if reason:
         raise GenerationBug(f"{spec.name} drew invalid params {params}: {reason}")
