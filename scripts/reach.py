@@ -213,8 +213,8 @@ def _writes_input(p) -> bool:
 
 
 def _dtype_view_after_source_write(p) -> bool:
-    """A view(dtype) that changes the element size, of a computed value, returned (a view), after an in-place
-    write to the input that value is computed from."""
+    """A view(dtype) that changes the element size (not a float's view and back), of a computed value of its
+    own storage, returned (a view), after an in-place write to the input that value is computed from."""
     from fuzz.program.dtypes import ITEMSIZE
 
     info = _infos(p)
@@ -225,7 +225,8 @@ def _dtype_view_after_source_write(p) -> bool:
         source = info[o.args[0]].root
         after = _descendants(p, source)
         for v in p.ops[i + 1:]:
-            if v.op == "view_dtype" and v.args[0] not in inputs and v.args[0] in after and v.out in p.outputs \
+            if v.op == "view_dtype" and info[v.args[0]].root not in inputs and v.args[0] in after \
+                    and v.out in p.outputs and not v.params.get("back") \
                     and ITEMSIZE[v.params["to"]] != ITEMSIZE[info[v.args[0]].dtype]:
                 return True
     return False
@@ -476,7 +477,9 @@ REACH = {
         _aliased, _base_written_then_offset_view),
     "a constant pad that only shrinks (widths <= 0) of a computed 2-d value, read by matrix products only": (
         _has_matrix, lambda p: bool(_shrink_only_crops(p))),
-    "eval-mode batch_norm upstream of such a shrinking crop": (_has_matrix, _eval_norm_upstream_of_shrink_crop),
+    "eval-mode batch_norm upstream of such a shrinking crop": (
+        lambda p: _has_matrix(p) and any(o.op == "batch_norm" and not o.params["training"] for o in p.ops),
+        _eval_norm_upstream_of_shrink_crop),
     "a binary op of a permuted first and a dense second operand, returned": (
         lambda p: bool(_binary_ops(p)), _mixed_layout_binary_returned),
     "a binary op of two floating dtypes (mixed precision)": (_two_float_dtypes, _mixed_precision_binary),

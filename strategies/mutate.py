@@ -33,7 +33,7 @@ from fuzz.program.opspec import FAMILIES
 from fuzz.program.typecheck import typecheck
 from fuzz.findings.program_edits import leaves, remove_ops
 
-from .programs import _Draft, _draw_op, op_menus, writable_in_backward
+from .programs import _Draft, _draw_op, in_backward, op_menus, writable_in_backward
 from .shapes import layouts as layout_fields
 
 EDITS = ("swap_op", "params", "insert_op", "delete_op", "mark", "dtype", "layout", "dynamic", "values")
@@ -75,7 +75,8 @@ def keeps_rules(p: Program, env: dict | None = None) -> bool:
         for j, c in enumerate(p.ops):
             spec = OPS[c.op]
             before = {e.out: e for e in p.ops[:j]}
-            if not spec.grad or (spec.mutates and not writable_in_backward(before, c.args[0], env[c.args[0]])):
+            if not in_backward(spec) or (spec.mutates
+                                         and not writable_in_backward(before, c.args[0], env[c.args[0]], env)):
                 return False
     return True
 
@@ -101,6 +102,7 @@ def _draft_before(p: Program, j: int, menu_layouts, dtypes) -> _Draft:
         draft.env[c.out] = env[c.out]
         draft.values.append(c.out)
         draft.made[c.out] = c
+    draft.backward = p.settings.backward
     return draft
 
 
