@@ -140,7 +140,7 @@ AFFINITY = (
     # pointwise result, index_select or gather as below
     (_permuted_4d, {**FAMILY_WEIGHTS, "pad": 10, "index": 4}),
     # index_select or gather of a pointwise result over a permuted view
-    (_pointwise_over_permuted, {**FAMILY_WEIGHTS, "index": 6}),
+    (_pointwise_over_permuted, {**FAMILY_WEIGHTS, "index": 12}),
     # a view of an alias pair's member after a write to its base
     (_alias_after_base_write, {**FAMILY_WEIGHTS, "view": 30}),
     # a write to a member of an alias pair (then the other read: _pulled)
@@ -149,7 +149,7 @@ AFFINITY = (
     # a bool first operand of a binary op, the second a number: the result promotes
     (lambda draft, name, a: a.dtype == "bool" and a.rank >= 1, {**FAMILY_WEIGHTS, "binary": 3}),
     (lambda draft, name, a: not a.is_input and a.rank in (2, 3) and D.is_floating(a.dtype),
-     {**FAMILY_WEIGHTS, "pad": 5}),
+     {**FAMILY_WEIGHTS, "pad": 8}),
 )
 # Ops drawn more often within their family where an AFFINITY entry holds (keyed by the entry's test).
 AFFINITY_OPS = {_int_from_written_input: {"view_dtype": 4}, _pointwise_over_permuted: {"index_select": 4, "gather": 4},
