@@ -60,9 +60,9 @@ class Menu:
 
 def keeps_rules(p: Program, env: dict | None = None) -> bool:
     """The generator's rules beyond the type checker's: no unbacked mark on a
-    symbol an op guards, and a backward program differentiates every op and
-    writes in place only a value no earlier op read, made by an op that keeps
-    nothing of it for backward (programs.writable_in_backward)."""
+    symbol an op guards, and a backward program holds only ops it may
+    (programs.in_backward) and writes in place only a value autograd keeps
+    nothing of (programs.writable_in_backward)."""
     env = env if env is not None else typecheck(p)
     guarded: set = set()
     for c in p.ops:
