@@ -1,7 +1,9 @@
 """How often the default generator draws each capability of the reach issues
 (issue 27), as a share of the cases where it applies: draws the programs
 `shapefuzz run` would generate (same strategy, seed and order) and, for each
-row of REACH, counts the programs it applies to and those that have it.
+row of REACH, counts the programs it applies to and those that have it; rows
+of STEP_REACH are counted over as many torch_xla step programs, drawn as
+`shapefuzz run --backend xla` draws them (torch_xla is not needed to draw).
 With --pairs, also the pairwise coverage of the same programs (issue 40): the
 share of feasible (feature of a value, op that consumes it) pairs they hold,
 and the missing pairs (scripts/pairs.py says what a pair and feasible are).
@@ -200,6 +202,245 @@ def _dynamic(p) -> bool:
     return bool(p.sizes) and any(len(set(v)) > 1 for v in p.sizes.values())
 
 
+
+# -- issue 40's second list: conjunctions each of whose parts is common ------------------------------------
+
+def _writes_input(p) -> bool:
+    """An in-place op writes an input (or a view of one)."""
+    info = _infos(p)
+    inputs = {x.name for x in p.inputs}
+    return any(OPS[o.op].mutates and info[o.args[0]].root in inputs for o in p.ops)
+
+
+def _dtype_view_after_source_write(p) -> bool:
+    """A view(dtype) that changes the element size (not a float's view and back), of a computed value of its
+    own storage, returned (a view), after an in-place write to the input that value is computed from."""
+    from fuzz.program.dtypes import ITEMSIZE
+
+    info = _infos(p)
+    inputs = {x.name for x in p.inputs}
+    for i, o in enumerate(p.ops):
+        if not OPS[o.op].mutates or info[o.args[0]].root not in inputs:
+            continue
+        source = info[o.args[0]].root
+        after = _descendants(p, source)
+        for v in p.ops[i + 1:]:
+            if v.op == "view_dtype" and info[v.args[0]].root not in inputs and v.args[0] in after \
+                    and v.out in p.outputs and not v.params.get("back") \
+                    and ITEMSIZE[v.params["to"]] != ITEMSIZE[info[v.args[0]].dtype]:
+                return True
+    return False
+
+
+def _flips_at_equal_sizes(p) -> bool:
+    """An aliasing input whose aliasing changes between two consecutive calls of the same sizes."""
+    for x in p.inputs:
+        flips = (x.alias or {}).get("calls")
+        if flips and any(flips[c] != flips[c + 1] and p.sizes_at(c) == p.sizes_at(c + 1)
+                         for c in range(min(len(flips), p.calls) - 1)):
+            return True
+    return False
+
+
+def _offset_member(p, x) -> str | None:
+    """Of an alias pair (input x aliasing its base), the member at a storage offset the other is not at: a
+    narrow window (start >= 1) of the base. (Of a "before" pair the base is at the offset: it is both.)"""
+    return x.name if x.alias["view"] == "narrow" and x.alias.get("start", 0) >= 1 else None
+
+
+def _base_written_then_offset_view(p) -> bool:
+    """An in-place write to the base of an alias pair, then a view of the pair's offset member returned."""
+    views = {o.name for o in OPS.family("view")}
+    by_out = {o.out: o for o in p.ops}
+    for x in p.inputs:
+        if not x.alias:
+            continue
+        member, base = _offset_member(p, x), x.alias["of"]
+        if member is None:
+            continue
+        for i, o in enumerate(p.ops):
+            if OPS[o.op].mutates and o.args[0] == base:
+                for v in p.ops[i + 1:]:
+                    if v.op in views and v.out in p.outputs and _view_chain_source(by_out, v.args[0]) == member:
+                        return True
+    return False
+
+
+def _view_chain_source(by_out: dict, name: str) -> str:
+    """The value a chain of view-family ops starts from (name itself where no view made it)."""
+    while name in by_out and OPS[by_out[name].op].family == "view":
+        name = by_out[name].args[0]
+    return name
+
+
+def _shrink_only_crops(p) -> list:
+    """Constant pads of computed rank-2 values whose every width is a literal <= 0 (one < 0), read by matrix
+    products only."""
+    info = _infos(p)
+    inputs = {x.name for x in p.inputs}
+    out = []
+    for o in p.ops:
+        if o.op != "pad" or o.params.get("mode") != "constant" or o.args[0] in inputs or info[o.args[0]].rank != 2:
+            continue
+        ws = o.params.get("pad", [])
+        if not all(isinstance(w, int) and w <= 0 for w in ws) or not any(w < 0 for w in ws):
+            continue
+        readers = [m for m in p.ops if o.out in m.args]
+        if readers and all(m.op in _MATRIX_OPS for m in readers):
+            out.append(o)
+    return out
+
+
+def _eval_norm_upstream_of_shrink_crop(p) -> bool:
+    by_out = {o.out: o for o in p.ops}
+    for crop in _shrink_only_crops(p):
+        seen, todo = set(), [crop.args[0]]
+        while todo:
+            name = todo.pop()
+            call = by_out.get(name)
+            if call is None or name in seen:
+                continue
+            seen.add(name)
+            if call.op == "batch_norm" and not call.params.get("training"):
+                return True
+            todo += call.args
+    return False
+
+
+def _permuted(p, name) -> bool:
+    """Whether a value's dims are not in storage order: an input laid out permuted, transposed or channels_last
+    (or a transposing alias), a permute or transpose, or a view or pointwise result of such a value (eager's
+    pointwise ops keep their first operand's layout)."""
+    by_out = {o.out: o for o in p.ops}
+    while name in by_out:
+        call = by_out[name]
+        if call.op in ("permute", "transpose"):
+            return True
+        if OPS[call.op].family not in ("view", "pointwise", "binary"):
+            return False
+        name = call.args[0]
+    x = next(x for x in p.inputs if x.name == name)
+    return x.layout in ("permuted", "transposed", "channels_last") or (x.alias or {}).get("view") == "transpose"
+
+
+def _dense(p, name) -> bool:
+    """A row-major value: a contiguous input of its own storage, or an op's fresh result that is not permuted."""
+    by_out = {o.out: o for o in p.ops}
+    if name not in by_out:
+        x = next(x for x in p.inputs if x.name == name)
+        return x.layout == "contiguous" and not x.alias
+    return OPS[by_out[name].op].family not in ("view", "shape") and not _permuted(p, name)
+
+
+def _binary_ops(p) -> list:
+    return [o for o in p.ops if OPS[o.op].family == "binary" and len(o.args) >= 2]
+
+
+def _mixed_layout_binary_returned(p) -> bool:
+    info = _infos(p)
+    return any(o.out in p.outputs and info[o.args[0]].rank >= 2 and info[o.args[0]].rank == info[o.args[1]].rank
+               and _permuted(p, o.args[0]) and _dense(p, o.args[1]) for o in _binary_ops(p))
+
+
+def _two_float_dtypes(p) -> bool:
+    return len({v.dtype for v in _infos(p).values() if v.dtype in _FLOATS}) >= 2
+
+
+def _mixed_precision_binary(p) -> bool:
+    info = _infos(p)
+    return any(info[o.args[0]].dtype in _FLOATS and info[o.args[1]].dtype in _FLOATS
+               and info[o.args[0]].dtype != info[o.args[1]].dtype for o in _binary_ops(p))
+
+
+def _bool_first_promoted(p) -> bool:
+    """A binary op whose first operand is bool and second a number: the result promotes to the number's type."""
+    info = _infos(p)
+    return any(info[o.args[0]].dtype == "bool" and info[o.args[1]].dtype != "bool"
+               and info[o.out].dtype != "bool" for o in _binary_ops(p))
+
+
+def _int_bmm_of_ones(p) -> bool:
+    """bmm_int, or matmul_int of rank-3 operands, whose batch and row dims are both 1 at some call."""
+    info = _infos(p)
+    for o in p.ops:
+        if o.op in ("bmm_int", "matmul_int") and info[o.args[0]].rank == 3:
+            batch, rows = info[o.args[0]].shape[0], info[o.args[0]].shape[1]
+            if any(b == 1 and r == 1 for b, r in zip(batch.values, rows.values)):
+                return True
+    return False
+
+
+def _float_rank4(p) -> bool:
+    return any(v.rank == 4 and v.dtype in _FLOATS for v in _infos(p).values())
+
+
+def _edge_pad_of_permuted_4d(p) -> bool:
+    info = _infos(p)
+    return any(o.op == "pad" and o.params.get("mode") in ("reflect", "replicate") and info[o.args[0]].rank == 4
+               and _permuted(p, o.args[0]) for o in p.ops)
+
+
+def _has_permuted(p) -> bool:
+    return any(v.rank >= 2 and _permuted(p, n) for n, v in _infos(p).items())
+
+
+def _index_of_pointwise_over_permuted(p) -> bool:
+    """index_select or gather of a pointwise (or binary) result over a permuted view, returned."""
+    by_out = {o.out: o for o in p.ops}
+    for o in p.ops:
+        src = by_out.get(o.args[0]) if o.op in ("index_select", "gather") and o.out in p.outputs else None
+        if src is not None and OPS[src.op].family in ("pointwise", "binary") and _permuted(p, src.args[0]):
+            return True
+    return False
+
+
+def _backward(p) -> bool:
+    return p.settings.backward
+
+
+_BACKWARD_WRITABLE_VIEWS = ("slice", "narrow", "transpose", "permute", "unsqueeze", "squeeze", "flatten", "reshape")
+
+
+def _backward_write_of_clone_or_view(p) -> bool:
+    """A backward program writes in place a clone, or a view (of an op's result) autograd saves nothing of."""
+    by_out = {o.out: o for o in p.ops}
+    for o in p.ops:
+        made = by_out.get(o.args[0]) if p.settings.backward and OPS[o.op].mutates else None
+        if made is not None and (made.op == "clone" or made.op in _BACKWARD_WRITABLE_VIEWS):
+            return True
+    return False
+
+
+def _backward_non_differentiable(p) -> bool:
+    """A backward program holds an op eager does not differentiate (an item()-valued fill, say)."""
+    return p.settings.backward and any(not OPS[o.op].grad for o in p.ops)
+
+
+# -- step programs (torch_xla kind) ---------------------------------------------------------------------------
+
+# Writes eager refuses where the written elements share a location (fill_ and zero_ it allows).
+_REFUSED_ON_OVERLAP = ("add_", "sub_", "mul_", "copy_", "neg_", "abs_", "setitem")
+
+
+def _step_expanded_views(p) -> set:
+    """Names of p's expanded views and the views of them."""
+    from fuzz.program.step_ir import OPS as STEP_OPS
+
+    out = set()
+    for _, s in p.steps():
+        if s.op == "expand" or (STEP_OPS[s.op].kind == "view" and s.args and s.args[0] in out):
+            out.add(s.out)
+    return out
+
+
+def _step_has_expanded(p) -> bool:
+    return bool(_step_expanded_views(p))
+
+
+def _step_refused_overlap_write(p) -> bool:
+    expanded = _step_expanded_views(p)
+    return any(s.op in _REFUSED_ON_OVERLAP and s.args and s.args[0] in expanded for _, s in p.steps())
+
 # name -> (applies to the program, the program has it)
 REACH = {
     "interpolate of a 5-d tensor": (
@@ -227,6 +468,35 @@ REACH = {
         _has_dims, lambda p: any(o.op in _ITEM_ARGUMENT for o in p.ops)),
     "a squeeze of a size dim (squeeze_dynamic)": (
         _dynamic, lambda p: any(o.op == "squeeze_dynamic" for o in p.ops)),
+    # issue 40, the second list
+    "a size-changing view(dtype) of a computed value, returned, after a write to its source input": (
+        _writes_input, _dtype_view_after_source_write),
+    "aliasing that flips between two calls of the same sizes, one member written, the other read": (
+        _aliased, lambda p: _flips_at_equal_sizes(p) and _alias_mutated_then_read(p)),
+    "a write to the base of an alias pair, then a view of its offset member returned": (
+        _aliased, _base_written_then_offset_view),
+    "a constant pad that only shrinks (widths <= 0) of a computed 2-d value, read by matrix products only": (
+        _has_matrix, lambda p: bool(_shrink_only_crops(p))),
+    "eval-mode batch_norm upstream of such a shrinking crop": (
+        lambda p: _has_matrix(p) and any(o.op == "batch_norm" and not o.params["training"] for o in p.ops),
+        _eval_norm_upstream_of_shrink_crop),
+    "a binary op of a permuted first and a dense second operand, returned": (
+        lambda p: bool(_binary_ops(p)), _mixed_layout_binary_returned),
+    "a binary op of two floating dtypes (mixed precision)": (_two_float_dtypes, _mixed_precision_binary),
+    "a binary op with a bool first operand and a number second (promoted)": (_has_bool, _bool_first_promoted),
+    "an integer batched product with batch and row dims 1 (CPU)": (_int_value_on_cpu, _int_bmm_of_ones),
+    "a reflect or replicate pad of a permuted or channels_last 4-d value": (_float_rank4, _edge_pad_of_permuted_4d),
+    "index_select or gather of a pointwise result over a permuted view, returned": (
+        _has_permuted, _index_of_pointwise_over_permuted),
+    "backward: an in-place write to a clone or to a view autograd saves nothing of": (
+        _backward, _backward_write_of_clone_or_view),
+    "backward: an op eager does not differentiate (an item()-valued fill)": (_backward, _backward_non_differentiable),
+}
+
+# Rows of the torch_xla step programs (`shapefuzz run --backend xla` draws them): name -> (applies, has).
+STEP_REACH = {
+    "a write eager refuses (add_, copy_, ...) through an expanded view": (
+        _step_has_expanded, _step_refused_overlap_write),
 }
 
 
@@ -281,6 +551,21 @@ def print_pairs(cov: dict) -> None:
             print(f"  {f} ({len(ops)}): {', '.join(ops)}")
 
 
+def count_rows(table: dict, progs: list) -> dict:
+    """name -> {"applies": programs it applies to, "has": those of them that have it}."""
+    rows = {}
+    for name, (applies, has) in table.items():
+        where = [p for p in progs if applies(p)]
+        rows[name] = {"applies": len(where), "has": sum(1 for p in where if has(p))}
+    return rows
+
+
+def _print_rows(rows: dict, total: int) -> None:
+    for name, r in rows.items():
+        share = f"{100 * r['has'] / r['applies']:.2f}%" if r["applies"] else "-"
+        print(f"  {name}: {r['has']} of {r['applies']} cases where it applies ({share}); {r['has']} of {total} in all")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", default="inductor")
@@ -300,24 +585,26 @@ def main() -> None:
     cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, swarm=args.swarm,
                          pair_aimed=args.pair_aimed)
     progs = list(generate(campaign_strategy(cfg), seed_=cfg.seed, count=args.count))
-    rows = {}
-    for name, (applies, has) in REACH.items():
-        where = [p for p in progs if applies(p)]
-        rows[name] = {"applies": len(where), "has": sum(1 for p in where if has(p))}
+    rows = count_rows(REACH, progs)
+    # step programs, drawn as `shapefuzz run --backend xla` draws them (no torch_xla needed to draw)
+    steps = list(generate(campaign_strategy(CampaignConfig(backend="xla", seed=args.seed)), seed_=args.seed,
+                          count=args.count))
+    step_rows = count_rows(STEP_REACH, steps) if steps else {}
     cov = pair_report(progs, cfg, args.cache) if args.pairs else None
     if args.json:
         import json
 
         print(json.dumps({"programs": len(progs), "backend": args.backend, "device": args.device, "seed": args.seed,
                           "swarm": args.swarm, "pair_aimed": args.pair_aimed, "rows": rows,
+                          "step_programs": len(steps), "step_rows": step_rows,
                           **({"pairs": cov} if cov else {})}, indent=1))
         return
     print(f"{len(progs)} programs: backend {args.backend}, device {args.device}, seed {args.seed}"
           + (", swarm" if args.swarm else "") + (", pair-aimed" if args.pair_aimed else ""))
-    for name, r in rows.items():
-        share = f"{100 * r['has'] / r['applies']:.1f}%" if r["applies"] else "-"
-        print(f"  {name}: {r['has']} of {r['applies']} cases where it applies ({share}); "
-              f"{r['has']} of {len(progs)} in all")
+    _print_rows(rows, len(progs))
+    if steps:
+        print(f"{len(steps)} torch_xla step programs (seed {args.seed})")
+        _print_rows(step_rows, len(steps))
     if cov:
         print_pairs(cov)
 

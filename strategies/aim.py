@@ -35,7 +35,7 @@ from fuzz.program.opspec import FAMILIES
 from fuzz.program.pairs import DTYPE_CLASS, feature_names, pairs_of, value_features
 from fuzz.program.typecheck import over_limits, typecheck
 
-from .programs import _Draft, programs, writable_in_backward
+from .programs import _Draft, in_backward, programs, writable_in_backward
 
 PER_BATCH = 100  # a campaign's batch of programs (fuzz.campaign.generate.BATCH)
 # Pairs a program aims at (each appends an op where the program lacks the pair): a pass over the ~9000 pairs
@@ -176,7 +176,7 @@ def _programs(kw: dict):
 def _append(d, p: Program, info: dict, feature: str, spec, kw: dict):
     """(program, its ValueInfos, its op-grain pairs): p with an op of `spec` appended that reads a value with
     `feature` (for an alias feature, an aliasing input added where none has it); None where it cannot."""
-    if p.settings.backward and not spec.grad:
+    if p.settings.backward and not in_backward(spec):
         return None
     made = _append_once(d, p, info, feature, spec, kw, fresh=False)
     if made is None and feature.partition(":")[0] in _FRESH_AXES:  # no value that suits: a fresh input that does
@@ -201,6 +201,7 @@ def _append_once(d, p: Program, info: dict, feature: str, spec, kw: dict, fresh:
     draft.env = dict(info)
     draft.values = [o.out for o in p.ops]
     draft.made = {o.out: o for o in p.ops}
+    draft.backward = p.settings.backward
     before = len(p.inputs)
     if fresh and alias is not None:
         readers = [alias.alias["of"] if value == "base" else alias.name]
@@ -284,7 +285,7 @@ def _call_reading(d, draft, spec, candidates: list, backward: bool, out: str):
     def first_ok(n):
         a = env[n]
         return spec.applicable(a, values) and not (spec.mutates and backward
-                                                    and not writable_in_backward(draft.made, n, a))
+                                                    and not writable_in_backward(draft.made, n, a, env))
 
     names = next(([n] for n in candidates if first_ok(n)), None)
     if names is None and spec.arity >= 2:
@@ -304,6 +305,8 @@ def _call_reading(d, draft, spec, candidates: list, backward: bool, out: str):
         names.append(name)
         args.append(env[name])
     params = d(spec.params(args))
+    if backward and spec.grad_params:
+        params = spec.grad_params(params)
     if spec.check(args, params) or over_limits(spec.infer(args, params, out)):
         return None
     from fuzz.program.ir import OpCall

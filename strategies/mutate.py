@@ -33,7 +33,7 @@ from fuzz.program.opspec import FAMILIES
 from fuzz.program.typecheck import typecheck
 from fuzz.findings.program_edits import leaves, remove_ops
 
-from .programs import _Draft, _draw_op, op_menus, writable_in_backward
+from .programs import _Draft, _draw_op, in_backward, op_menus, writable_in_backward
 from .shapes import layouts as layout_fields
 
 EDITS = ("swap_op", "params", "insert_op", "delete_op", "mark", "dtype", "layout", "dynamic", "values")
@@ -60,9 +60,9 @@ class Menu:
 
 def keeps_rules(p: Program, env: dict | None = None) -> bool:
     """The generator's rules beyond the type checker's: no unbacked mark on a
-    symbol an op guards, and a backward program differentiates every op and
-    writes in place only a value no earlier op read, made by an op that keeps
-    nothing of it for backward (programs.writable_in_backward)."""
+    symbol an op guards, and a backward program holds only ops it may
+    (programs.in_backward) and writes in place only a value autograd keeps
+    nothing of (programs.writable_in_backward)."""
     env = env if env is not None else typecheck(p)
     guarded: set = set()
     for c in p.ops:
@@ -75,7 +75,8 @@ def keeps_rules(p: Program, env: dict | None = None) -> bool:
         for j, c in enumerate(p.ops):
             spec = OPS[c.op]
             before = {e.out: e for e in p.ops[:j]}
-            if not spec.grad or (spec.mutates and not writable_in_backward(before, c.args[0], env[c.args[0]])):
+            if not in_backward(spec) or (spec.mutates
+                                         and not writable_in_backward(before, c.args[0], env[c.args[0]], env)):
                 return False
     return True
 
@@ -101,6 +102,7 @@ def _draft_before(p: Program, j: int, menu_layouts, dtypes) -> _Draft:
         draft.env[c.out] = env[c.out]
         draft.values.append(c.out)
         draft.made[c.out] = c
+    draft.backward = p.settings.backward
     return draft
 
 

@@ -54,6 +54,9 @@ class OpSpec:
     dtypes: frozenset = frozenset(D.ALL)  # the first operand's dtypes it takes
     label_fn: Callable[[dict], str] | None = None  # a report's name for it, from its params (pad: its mode)
     grad: bool = True  # eager can differentiate it (backward cases draw only such ops)
+    # A backward program's params in place of drawn ones, where eager differentiates only some of them
+    # (typecheck refuses a backward program whose params this changes); None: all of them.
+    grad_params: Callable[[dict], dict] | None = None
     devices: tuple = ()  # the device types whose eager kernels take it ("cpu": integer mm); () every one
     doc: str = ""
 

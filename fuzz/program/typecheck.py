@@ -125,6 +125,9 @@ def typecheck(p: Program) -> dict[str, ValueInfo]:
             reason = spec.check(args, params)
             if reason is None and any(not spec.fits(args[:i], args[i]) for i in range(1, spec.arity)):
                 reason = "operands do not fit together"
+            if reason is None and p.settings.backward and spec.grad_params \
+                    and spec.grad_params(dict(call.params)) != call.params:
+                reason = "eager cannot differentiate it with these params (a backward program)"
         except ProgramError:
             raise
         except Exception as e:  # noqa: BLE001 - a hand-written case: any bad param is bad input

@@ -79,7 +79,13 @@ def _with_len(a, p):
     return tuple(_len_dim(a, p) if i == norm_dim(p["dim"], a.rank) else s for i, s in enumerate(a.shape))
 
 
-def _op(name, dtypes, params, check, shape, render, api, doc, dims=_indexable_dims):
+def _whole_index(p: dict) -> dict:
+    """Params with an index as long as the dim: the scatters' src is x itself (or its flip), and eager's
+    backward refuses a src longer than the index ("ScatterBackward0 returned an invalid gradient")."""
+    return {**p, "len": "dim"}
+
+
+def _op(name, dtypes, params, check, shape, render, api, doc, dims=_indexable_dims, grad_params=None):
     return OPS.add(OpSpec(
         name=name, family="index", arity=1,
         accepts=lambda a: a.dtype in dtypes and a.rank >= 1 and bool(dims(a)),
@@ -90,7 +96,7 @@ def _op(name, dtypes, params, check, shape, render, api, doc, dims=_indexable_di
         render=lambda n, p, i: render(n[0], i[0], p),
         # the index's modulus is the dim's size: Dynamo guards it non-zero
         guards=lambda args, p: set(args[0].shape[p["dim"]].syms),
-        api=api, doc=doc))
+        api=api, doc=doc, grad_params=grad_params))
 
 
 _op("index_select", _ANY, _params, _check, _with_len,
@@ -105,10 +111,10 @@ _op("take_along_dim", _ANY, _params, _check, _with_len,
 _op("scatter", _ANY, lambda a: _params(a, rotation=True), lambda a, p: _check(a, p, rotation=True),
     lambda a, p: a.shape,
     lambda x, a, p: f"torch.scatter({x}, {p['dim']}, {_full_index(x, a, p)}, {x}.flip({p['dim']}))",
-    "torch.scatter", "scatter x's own values reversed, through a rotation index")
+    "torch.scatter", "scatter x's own values reversed, through a rotation index", grad_params=_whole_index)
 _op("scatter_add", _NUMERIC, _params, _check, lambda a, p: a.shape,
     lambda x, a, p: f"torch.scatter_add({x}, {p['dim']}, {_full_index(x, a, p)}, {x})",
-    "torch.scatter_add", "scatter_add with repeated indices")
+    "torch.scatter_add", "scatter_add with repeated indices", grad_params=_whole_index)
 
 
 def _reduce_extra(a):
@@ -127,7 +133,8 @@ def _reduce_check(a, p):
 _op("scatter_reduce", _NUMERIC, lambda a: _params(a, extra=_reduce_extra(a)), _reduce_check, lambda a, p: a.shape,
     lambda x, a, p: (f"torch.scatter_reduce({x}, {p['dim']}, {_full_index(x, a, p)}, {x}.flip({p['dim']}), "
                      f"{p['reduce']!r}, include_self={p['include_self']})"),
-    "torch.scatter_reduce", "scatter_reduce (sum, prod, amax, amin, mean), include_self both ways")
+    "torch.scatter_reduce", "scatter_reduce (sum, prod, amax, amin, mean), include_self both ways",
+    grad_params=_whole_index)
 _op("index_add", _NUMERIC, _params, _check, lambda a, p: a.shape,
     lambda x, a, p: (f"{x}.index_add({p['dim']}, {_idx(x, a, p)}, "
                      f"{x}.narrow({p['dim']}, 0, {dim_text(x, p['dim']) if p['len'] == 'dim' else p['len']}))"),

@@ -17,7 +17,7 @@ from fuzz.program import dtypes as D
 from fuzz.program.opspec import OpSpec
 from fuzz.program.ops.common import OPS, _all_syms, _fresh
 from fuzz.program.ops.common_gen import dim_text, weight
-from fuzz.program.symbolic import Dim, broadcast_shape, broadcastable
+from fuzz.program.symbolic import Dim, broadcast_shape, broadcastable, broadcasts_to
 
 _FLOAT = frozenset(D.FLOATING)
 _INT = frozenset(D.INTEGRAL)
@@ -99,7 +99,7 @@ _product("matmul_int", "torch.matmul", None, None, "torch.matmul({a}, {b})", "in
 
 
 def _addmm_third(a, b, c):
-    return _same(a, c) and c.rank <= 2 and broadcastable(c.shape, (a.shape[0], b.shape[1]))
+    return _same(a, c) and c.rank <= 2 and broadcasts_to(c.shape, (a.shape[0], b.shape[1]))
 
 
 OPS.add(OpSpec(
@@ -117,7 +117,7 @@ OPS.add(OpSpec(
 
 
 def _baddbmm_third(a, b, c):
-    return _same(a, c) and c.rank <= 3 and broadcastable(c.shape, (a.shape[0], a.shape[1], b.shape[2]))
+    return _same(a, c) and c.rank <= 3 and broadcasts_to(c.shape, (a.shape[0], a.shape[1], b.shape[2]))
 
 
 OPS.add(OpSpec(

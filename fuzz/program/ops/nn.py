@@ -31,8 +31,9 @@ def _conv_out(v, k, s, pad, dil):
 
 
 def _conv_fits(a, p, spatial) -> bool:
-    """Every spatial dim at every call is long enough for the dilated kernel."""
-    return all(v + 2 * p["padding"] >= p["dilation"] * (p["kernel"] - 1) + 1
+    """Every spatial dim at every call is non-empty (eager refuses an empty one, padded or not: "Only zero
+    batch or zero channel inputs are supported") and long enough for the dilated kernel."""
+    return all(v >= 1 and v + 2 * p["padding"] >= p["dilation"] * (p["kernel"] - 1) + 1
                for d in a.shape[-spatial:] for v in d.values)
 
 
@@ -44,7 +45,7 @@ def _conv(name, spatial):
     rank = spatial + 2
 
     def accepts(a):
-        return a.dtype in _FLOAT and a.rank == rank and a.shape[1].min > 0
+        return a.dtype in _FLOAT and a.rank == rank and a.shape[1].min > 0 and all(d.min > 0 for d in a.shape[2:])
 
     def params(a):
         c = a.shape[1]
@@ -146,10 +147,13 @@ _spec("layer_norm", "nn", lambda a: a.dtype in _FLOAT and a.rank >= 1,
 
 
 def _gn_groups(a):
+    """Groups that divide a literal channel count and leave more than one value per group at every call
+    (eager refuses one: "Expected more than 1 value per channel when training")."""
     c = a.shape[1] if a.rank >= 2 else None
     if c is None or not c.is_literal or c.const == 0:
         return []
-    return [g for g in (1, 2, 3, 4) if c.const % g == 0]
+    counts = _per_channel_count(a)  # batch times spatial sizes, at each call
+    return [g for g in (1, 2, 3, 4) if c.const % g == 0 and all(n * (c.const // g) != 1 for n in counts)]
 
 
 _spec("group_norm", "nn", lambda a: a.dtype in _FLOAT and a.rank >= 2 and bool(_gn_groups(a)),

@@ -82,13 +82,20 @@ def _pad_params(a: ValueInfo):
         crop = mode == "constant" and pairs >= 2 and all(a.shape[d].min >= 1 for d in dims) \
             and draw_(st.sampled_from(_CROP + (True, True) * crop_prone))
         # A crop of a computed value is at times a shift (-1 left, 1 right): the sizes stay the symbols, so
-        # a matrix op can take a fresh operand that fits (none fits a derived size such as s0-1).
-        shift = crop and crop_prone and draw_(st.sampled_from((True, True, True, False)))
+        # a matrix op can take a fresh operand that fits (none fits a derived size such as s0-1). Else, at
+        # times, it only shrinks (right widths 0, or -1 where the dim is >= 2 at every call): issue 40's
+        # shrinking crops consumed by matrix products (those that make their weight, or gram) were 0 in 3000.
+        how = draw_(st.sampled_from(("shift", "shrink", "shrink"))) if crop and crop_prone else "free"
         for d in dims:
             lo, hi = _width_bounds(mode, a.shape[d])
             left = -1 if crop else draw_(widths(a, lo, hi))
             lo, hi = _width_bounds(mode, a.shape[d], width_values(left, a) if mode == "constant" else None)
-            right = 1 if shift else draw_(widths(a, lo, hi))
+            if how == "shift":
+                right = 1
+            elif how == "shrink":
+                right = draw_(st.sampled_from((0, -1))) if a.shape[d].min >= 2 else 0
+            else:
+                right = draw_(widths(a, lo, hi))
             ws += [left, right]
         p = {"mode": mode, "pad": ws}
         if mode == "constant":

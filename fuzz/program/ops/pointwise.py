@@ -128,7 +128,8 @@ def _ranked(a, b) -> tuple:
     return (eff, b.dtype) if a.rank == 0 else (a.dtype, eff)
 
 
-def binary(name, expr, dtypes=_ANY, result=D.promote, pair_ok=None, doc="", render=None, api="", promotes=True):
+def binary(name, expr, dtypes=_ANY, result=D.promote, pair_ok=None, doc="", render=None, api="", promotes=True,
+           grad=True):
     """A pointwise op of two broadcastable tensors; `render(names, infos)` overrides the
     expression where the text depends on the dtypes. `promotes`: its result's dtype comes from both
     operands, by eager's promotion (a 0-d operand counts less), not from the first alone."""
@@ -157,7 +158,7 @@ def binary(name, expr, dtypes=_ANY, result=D.promote, pair_ok=None, doc="", rend
         api=api or api_of(expr), dtypes=frozenset(dtypes),
         # broadcasting two different tensors relates their sizes: a guard.
         guards=lambda args, p: _all_syms(*args), operand=broadcast_operand,
-        doc=doc or expr.format(a="a", b="b"),
+        doc=doc or expr.format(a="a", b="b"), grad=grad,
     ))
 
 
@@ -191,17 +192,17 @@ def _divisor(b: str) -> str:
     return "int64" if b == "bool" else b
 
 
-def divlike(name, fn, extra=""):
+def divlike(name, fn, extra="", grad=True):
     """fn(a, b[, extra]) with the divisor made safe for integer operands. bool operands
     promote as in eager (a bool dividend, or a divisor made int64); only bool with bool is refused
     by eager's kernels, and the safe divisor makes even that an int64 division."""
     def render(n, infos):
         return f"{fn}({n[0]}, {_safe(n[1], D.promote(infos[0].dtype, infos[1].dtype))}{extra})"
     return binary(name, fn + "({a}, {b}" + extra + ")", _ANY, result=lambda x, y: D.promote(x, _divisor(y)),
-                  render=render, api=fn)
+                  render=render, api=fn, grad=grad)
 
 
-divlike("floor_divide", "torch.floor_divide")
+divlike("floor_divide", "torch.floor_divide", grad=False)  # "derivative for aten::floor_divide is not implemented"
 divlike("remainder", "torch.remainder")
 divlike("fmod", "torch.fmod")
 divlike("div_trunc", "torch.div", ", rounding_mode='trunc'")
