@@ -11,6 +11,7 @@ from fuzz.program.opdb import OPS
 from fuzz.program.ops.pads import cropped_dims
 from fuzz.program.opspec import FAMILIES
 from fuzz.program.ir import MAX_RANK
+from fuzz.program.symbolic import after_write
 from fuzz.program.typecheck import input_info, over_limits
 
 from ._validate import check_range
@@ -217,6 +218,8 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
                 break
             draft.guarded |= spec.guards(args, call.params)
             draft.env[call.out] = result
+            if spec.mutates:
+                after_write(draft.env, args[0].root)
             used.update(call.args)
             draft.values.append(call.out)
             draft.made[call.out] = call
