@@ -55,7 +55,8 @@ def _uint8_any_all(draft, name, a) -> bool:
 # were each under 1% of the programs they apply to with FAMILY_WEIGHTS alone (scripts/reach.py). The first
 # entry that holds gives that draw's weights.
 AFFINITY = (
-    (_exact_unbacked, {**FAMILY_WEIGHTS, "binary": 6, "inplace": 3}),
+    # and views, which squeeze it or reshape it to a literal shape (issue 40)
+    (_exact_unbacked, {**FAMILY_WEIGHTS, "binary": 6, "inplace": 3, "view": 3}),
     (_cropped_twice, {**FAMILY_WEIGHTS, "matrix": 60}),
     (_uint8_any_all, {**FAMILY_WEIGHTS, "pointwise": 4, "binary": 4}),
     (lambda draft, name, a: a.dtype == "uint8", {**FAMILY_WEIGHTS, "reduction": 3}),  # then OP_AFFINITY

@@ -219,8 +219,9 @@ def _view_dtype_targets(a) -> list:
         return out
     if a.dtype in D.FLOATING and a.rank >= 1:
         out = [{"to": t, "back": True} for t in _INTS if _ratio(a, t) >= 1]
-        # kept as an integer (issue 40) only where the bits are an input's own data (ValueInfo.bits_fixed)
-        return out + ([{"to": t} for t in _INTS if _ratio(a, t) >= 1] if a.bits_fixed else [])
+        # kept as an integer (issue 40) only where the bits are an input's own data (ValueInfo.bits_fixed): three
+        # draws of four there, since few float values are an input's own
+        return out + ([{"to": t} for t in _INTS if _ratio(a, t) >= 1] * 3 if a.bits_fixed else [])
     return []
 
 
