@@ -495,11 +495,27 @@ def _item_of_another(gm) -> bool:
 def wrong_gradients_on_item_of_another(gm, example_inputs):
     """Right forward, wrong backward for graphs that clamp (or fill) by a scalar read with item()/tolist() from
     another tensor (issue 40: such values as op arguments in backward programs, read from another tensor than
-    the one they fill): the first non-empty gradient comes back scaled by 1.5. With capture_scalar_outputs, or
+    the one they fill): the first non-empty floating gradient comes back with 1 added to its first element (a
+    clamp's gradient is often 0, which a scale would leave right). With capture_scalar_outputs, or
     fullgraph=True."""
     if not _item_of_another(gm):
         return gm.forward
-    return wrong_gradients(gm, example_inputs)
+    from torch._dynamo.backends.common import aot_autograd
+
+    def forward(fw, _):
+        return fw.forward
+
+    def backward(bw, _):
+        def run(*args):
+            out = list(bw(*args))
+            for i, g in enumerate(out):
+                if isinstance(g, torch.Tensor) and g.is_floating_point() and g.numel() > 0:
+                    out[i] = _corrupt_first((g,))[0]
+                    break
+            return out
+        return run
+
+    return aot_autograd(fw_compiler=forward, bw_compiler=backward)(gm, example_inputs)
 
 
 def wrong_strides(gm, example_inputs):

@@ -39,11 +39,14 @@ RULES = (
          why="fullgraph=True makes a graph break an error, and the program has one (a data-dependent op "
              "without the capture flags, an op Dynamo does not trace)"),
     # issue 40: the program broadcasts a data-dependent size that is 1 at run time against a larger size
-    # (by_design.unbacked_one_broadcast); eager broadcasts, the compiler asserts at run time instead. A wrong
-    # answer there is no error, and stays a finding.
+    # (by_design.unbacked_one_broadcast); eager broadcasts, the compiler asserts at run time instead: the
+    # runtime assert of Dynamo's graph, Inductor's size assert, and in a backward the gradient's reduction to
+    # the unbacked size (sum_to, mask_keep's index backward) that the forward assumed equal. A wrong answer
+    # there is no error, and stays a finding.
     Rule("unbacked-broadcast-assert", ("RuntimeError", "AssertionError"),
          message=r"Runtime assertion failed for expression .*\bu\d+|^expected size \d+==\d+, stride|"
-                 r"^(Eq\()?u\d+\b",
+                 r"^(Eq\()?u\d+\b|^Attempting to broadcast a dimension of length .*broadcastable to \[.*\bu\d+|"
+                 r"^shape mismatch: value tensor of shape \[.*\] cannot be broadcast to indexing result",
          unbacked_one=True,
          why="the compiler assumes an unbacked size does not broadcast, by design, and asserts that at run time "
              "(the runtime assert of Dynamo's graph, Inductor's size assert); eager broadcasts a size of 1"),
