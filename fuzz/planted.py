@@ -500,22 +500,7 @@ def wrong_gradients_on_item_of_another(gm, example_inputs):
     fullgraph=True."""
     if not _item_of_another(gm):
         return gm.forward
-    from torch._dynamo.backends.common import aot_autograd
-
-    def forward(fw, _):
-        return fw.forward
-
-    def backward(bw, _):
-        def run(*args):
-            out = list(bw(*args))
-            for i, g in enumerate(out):
-                if isinstance(g, torch.Tensor) and g.is_floating_point() and g.numel() > 0:
-                    out[i] = _corrupt_first((g,))[0]
-                    break
-            return out
-        return run
-
-    return aot_autograd(fw_compiler=forward, bw_compiler=backward)(gm, example_inputs)
+    return _wrong_backward(gm, example_inputs, lambda g: _corrupt_first((g,))[0])
 
 
 def wrong_strides(gm, example_inputs):
@@ -573,9 +558,9 @@ def widens_narrow_ints(gm, example_inputs):
     return run
 
 
-def wrong_gradients(gm, example_inputs):
-    """Right forward, wrong backward: AOTAutograd's backward graph runs
-    eagerly and its first non-empty gradient comes back scaled by 1.5."""
+def _wrong_backward(gm, example_inputs, change):
+    """AOTAutograd's forward graph as is, its backward graph run eagerly with `change` applied to its first
+    non-empty floating gradient."""
     from torch._dynamo.backends.common import aot_autograd
 
     def forward(fw, _):
@@ -586,12 +571,18 @@ def wrong_gradients(gm, example_inputs):
             out = list(bw(*args))
             for i, g in enumerate(out):
                 if isinstance(g, torch.Tensor) and g.is_floating_point() and g.numel() > 0:
-                    out[i] = g * 1.5
+                    out[i] = change(g)
                     break
             return out
         return run
 
     return aot_autograd(fw_compiler=forward, bw_compiler=backward)(gm, example_inputs)
+
+
+def wrong_gradients(gm, example_inputs):
+    """Right forward, wrong backward: AOTAutograd's backward graph runs
+    eagerly and its first non-empty gradient comes back scaled by 1.5."""
+    return _wrong_backward(gm, example_inputs, lambda g: g * 1.5)
 
 
 PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_odd_reflect", "wrong_after_matmul",
