@@ -247,7 +247,7 @@ MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad
                "wrong_on_resizing_view": [["view_dtype"]],
                "wrong_on_literal_shape": [["reshape_lit"], ["squeeze_dynamic"]],
                "wrong_on_unbacked_broadcast": [["mask_keep", op] for op in _BROADCASTING],
-               "wrong_on_item_argument": [["item_clamp"], ["item_full"], ["item_pad"]],
+               "wrong_on_item_argument": [["item_clamp"], ["item_full"], ["item_pad"], ["item_clamp_by"], ["item_full_by"]],
                # a literal window fits its operand's storage: the shrinker keeps a producer (the neutral op) there
                "wrong_on_computed_as_strided": [["as_strided_free"], ["nan_to_num", "as_strided_free"]],
                # nan_to_num: of a second, non-contiguous input (the graph must read it), or after a cumprod
@@ -321,7 +321,7 @@ def _kept_squeeze(p) -> bool:
 # operand of a float op (x0.mul_(x1), x0 float32, x1 uint8) or the narrow ints alone.
 MINIMAL_INPUTS = {"wrong_on_rare_triple": (1, 2), "breaks_on_alias": (2,), "widens_narrow_ints": (1, 2), "wrong_on_bool_operand": (1, 2),
                   "wrong_on_int_matmul": (1, 2), "wrong_after_matmul": (1, 2), "wrong_on_unbacked_one_broadcast": (1, 2),
-                  "wrong_gradients_on_item_of_another": (2,)}
+                  "wrong_gradients_on_item_of_another": (2,), "wrong_on_item_argument": (1, 2)}
 
 # A second form a planted bug may show as. mutate_input writes into its graph's first floating input; past a
 # graph break (a boolean-mask index), that input is an intermediate the next graph reads, and the user sees
