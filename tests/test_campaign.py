@@ -247,7 +247,8 @@ MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad
                "wrong_on_resizing_view": [["view_dtype"]],
                "wrong_on_literal_shape": [["reshape_lit"], ["squeeze_dynamic"]],
                "wrong_on_unbacked_broadcast": [["mask_keep", op] for op in _BROADCASTING],
-               "wrong_on_item_argument": [["item_clamp"], ["item_full"], ["item_pad"], ["item_clamp_by"], ["item_full_by"]],
+               "wrong_on_item_argument": [["item_clamp"], ["item_full"], ["item_pad"], ["item_clamp_by"],
+                                          ["item_full_by"]],
                # a literal window fits its operand's storage: the shrinker keeps a producer (the neutral op) there
                "wrong_on_computed_as_strided": [["as_strided_free"], ["nan_to_num", "as_strided_free"]],
                # nan_to_num: of a second, non-contiguous input (the graph must read it), or after a cumprod
@@ -295,7 +296,8 @@ SEEN_AS = {
     "wrong_on_computed_as_strided": ("divergence", lambda p: p["ops"][-1]["params"]["way"] in ("window", "literal")),
     # issue 40: the mask keeps the first row (a 1 at run time) and the graph keeps it (capture flag, fullgraph)
     "wrong_on_unbacked_one_broadcast": ("divergence", lambda p: (p["settings"]["dynamo"].get(
-        "capture_dynamic_output_shape_ops") or p["settings"]["fullgraph"]) and p["ops"][0]["params"]["keep"] == "first"),
+        "capture_dynamic_output_shape_ops") or p["settings"]["fullgraph"])
+        and p["ops"][0]["params"]["keep"] == "first"),
     # the size is unbacked: a data-dependent op's, or a dim marked unbacked
     "wrong_on_unbacked_literal_shape": ("divergence", lambda p: len(p["ops"]) == 2 or any(
         "unbacked" in x["marks"] for x in p["inputs"])),
@@ -320,7 +322,8 @@ def _kept_squeeze(p) -> bool:
 # non-contiguous one beside it (which an op must read to be a graph input); an input and its alias; a narrow-int
 # operand of a float op (x0.mul_(x1), x0 float32, x1 uint8) or the narrow ints alone.
 MINIMAL_INPUTS = {"wrong_on_rare_triple": (1, 2), "breaks_on_alias": (2,), "widens_narrow_ints": (1, 2), "wrong_on_bool_operand": (1, 2),
-                  "wrong_on_int_matmul": (1, 2), "wrong_after_matmul": (1, 2), "wrong_on_unbacked_one_broadcast": (1, 2),
+                  "wrong_on_int_matmul": (1, 2), "wrong_after_matmul": (1, 2),
+                  "wrong_on_unbacked_one_broadcast": (1, 2),
                   "wrong_gradients_on_item_of_another": (2,), "wrong_on_item_argument": (1, 2)}
 
 # A second form a planted bug may show as. mutate_input writes into its graph's first floating input; past a
@@ -442,7 +445,8 @@ SEEDS = {"wrong_on_rare_triple": 0, "wrong_on_item_argument": 1, "wrong_after_ma
 # A plant the default draws too rarely for CI's cases (its conjunction: a mask that keeps every row, an op of two
 # operands after it, the capture flag) runs on the families its minimal form has; its default-campaign figure is
 # in the comment above.
-EXTRA = {"wrong_on_unbacked_broadcast": ("--families", "data", "binary"), "wrong_on_computed_as_strided": ("--families", "view"),
+EXTRA = {"wrong_on_unbacked_broadcast": ("--families", "data", "binary"),
+         "wrong_on_computed_as_strided": ("--families", "view"),
          # the stream moved with issue 40's first list (new data ops, more broadcasts, more literal reshapes):
          # these showed in none of 30-40 default cases of 2-5 seeds; each draws the family of its minimal form
          "wrong_on_literal_shape": ("--families", "view"), "wrong_on_int_matmul": ("--families", "matrix"),
@@ -451,7 +455,8 @@ EXTRA = {"wrong_on_unbacked_broadcast": ("--families", "data", "binary"), "wrong
          # in docs/generator.md); first seen at case 8 (seed 11), 4, 4 and 12 (seed 4)
          "wrong_on_unbacked_one_broadcast": ("--families", "data", "binary"),
          "wrong_on_unbacked_literal_shape": ("--families", "data", "view"),
-         "wrong_on_float_bits_kept": ("--ops", "view_dtype"), "wrong_gradients_on_item_of_another": ("--ops", "item_clamp_by")}
+         "wrong_on_float_bits_kept": ("--ops", "view_dtype"),
+         "wrong_gradients_on_item_of_another": ("--ops", "item_clamp_by")}
 
 
 @pytest.mark.campaign

@@ -83,7 +83,8 @@ _op("bincount", lambda a: a.dtype in D.INTEGRAL or a.dtype == "bool", lambda a: 
 # `x[mask]` with a mask that keeps every row, or only the first: the compiler sees an unbacked size, the
 # generator knows it is x's leading size (or 1), so later ops may broadcast it against sizes equal to it
 # (symbolic.broadcastable), and a 1 against a larger size (issue 40: the compiler assumes an unbacked size does
-# not broadcast, by design, and asserts it at run time; fuzz/judge/expected.py calls that assert expected). A flat form masks x.flatten() (its numel), and is how a 0-d value gets one.
+# not broadcast, by design, and asserts it at run time; fuzz/judge/expected.py calls that assert expected).
+# A flat form masks x.flatten() (its numel), and is how a 0-d value gets one.
 
 def _keep_ok(a) -> bool:
     return not any(d.is_bound_only for d in a.shape)
