@@ -382,6 +382,127 @@ def wrong_on_rare_triple(gm, example_inputs):
     return run
 
 
+# ---- issue 40: programs the generator could not write before -------------------------------------------------
+
+def _unchecked(gm, failed: list):
+    """gm with its runtime asserts (aten._assert_scalar: Dynamo's deferred checks of unbacked sizes) noting a
+    failure in `failed` rather than raising: a compiler that does not check what it assumed."""
+    def note(cond, message):
+        if not cond:
+            failed.append(message)
+
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target is torch.ops.aten._assert_scalar.default:
+            n.target = note
+    gm.recompile()
+    return gm
+
+
+def wrong_on_unbacked_one_broadcast(gm, example_inputs):
+    """Wrong output element, rather than the runtime assert, where a data-dependent (unbacked) size that is 1
+    at run time broadcasts against a larger size: the compiler assumes it does not broadcast (by design) and
+    asserts that; this one skips the assert and gets the broadcast wrong (issue 40: the generator could not
+    write an unbacked 1 against a larger size). With capture_dynamic_output_shape_ops, or fullgraph=True."""
+    if not _unbacked_broadcast(gm):
+        return gm.forward
+    failed: list = []
+    gm = _unchecked(gm, failed)
+
+    def run(*args):
+        failed.clear()
+        out = gm(*args)
+        return _corrupt_first(out) if failed else out
+    return run
+
+
+def _unbacked_literal_shape(gm) -> bool:
+    """A squeeze, or a reshape or view to literal sizes, of a tensor with a size the compiler holds as unbacked
+    (data-dependent, or a dim marked unbacked)."""
+    for name, n in _calls(gm):
+        literal = name in ("reshape", "view") and len(n.args) >= 2 and all(
+            type(a) is int for a in n.args[1:])
+        if name == "squeeze" or literal:
+            value = _example(n.args[0])
+            if isinstance(value, torch.Tensor) and any(_unbacked(size) for size in value.shape):
+                return True
+    return False
+
+
+wrong_on_unbacked_literal_shape = _when_graph_has({"squeeze", "reshape", "view"}, also=_unbacked_literal_shape)
+wrong_on_unbacked_literal_shape.__doc__ = ("Wrong output element for graphs that squeeze, or reshape or view to a "
+                                           "literal shape, a tensor with an unbacked size (issue 40: the generator "
+                                           "could not write it); with capture_dynamic_output_shape_ops, "
+                                           "fullgraph=True or mark_unbacked.")
+
+
+def _float_bits_kept(gm) -> bool:
+    """A view(dtype) of a float tensor to an integer dtype that no later view reads back as a float."""
+    for name, n in _calls(gm):
+        if name == "view" and len(n.args) == 2 and isinstance(n.args[1], torch.dtype) \
+                and not n.args[1].is_floating_point:
+            value = _example(n.args[0])
+            back = any(u.op == "call_method" and u.target == "view" and len(u.args) == 2
+                       and isinstance(u.args[1], torch.dtype) and u.args[1].is_floating_point for u in n.users)
+            if isinstance(value, torch.Tensor) and value.is_floating_point() and not back:
+                return True
+    return False
+
+
+wrong_on_float_bits_kept = _when_graph_has({"view"}, also=_float_bits_kept)
+wrong_on_float_bits_kept.__doc__ = ("Wrong output element for graphs that view a float tensor as an integer dtype "
+                                    "and keep it so (issue 40: the generator read float bits as integers only to "
+                                    "view them back).")
+
+
+def _placeholders(node) -> set:
+    """The graph inputs a node is computed from."""
+    seen, todo, out = set(), [node], set()
+    while todo:
+        n = todo.pop()
+        if n in seen or not hasattr(n, "all_input_nodes"):
+            continue
+        seen.add(n)
+        if n.op == "placeholder":
+            out.add(n)
+        todo.extend(n.all_input_nodes)
+    return out
+
+
+def _item_of_another(gm) -> bool:
+    """A clamp, full or fill_ given a scalar read (item(), tolist()) from tensors other than those it takes."""
+    from torch.fx.node import map_arg
+
+    reads = {}  # scalar node -> the graph inputs of the tensor it was read from
+    for name, n in _calls(gm):
+        used = []
+        map_arg((n.args, n.kwargs), lambda a: used.append(a))
+        if name in _SCALAR_READS:
+            reads[n] = _placeholders(n.args[0]) if n.args else set()
+            continue
+        sources = set().union(*(reads[a] for a in used if a in reads)) if any(a in reads for a in used) else None
+        if sources is None:
+            continue
+        if name in _SCALAR_TAKERS:
+            tensors = [a for a in used if a not in reads and isinstance(_example(a), torch.Tensor)]
+            taken = set().union(*(_placeholders(a) for a in tensors)) if tensors else set()
+            if sources - taken:
+                return True
+        elif not isinstance(n.meta.get("example_value"), torch.Tensor):
+            reads[n] = sources  # a scalar computed from the read
+    return False
+
+
+def wrong_gradients_on_item_of_another(gm, example_inputs):
+    """Right forward, wrong backward for graphs that clamp (or fill) by a scalar read with item()/tolist() from
+    another tensor (issue 40: such values as op arguments in backward programs, read from another tensor than
+    the one they fill): the first non-empty floating gradient comes back with 1 added to its first element (a
+    clamp's gradient is often 0, which a scale would leave right). With capture_scalar_outputs, or
+    fullgraph=True."""
+    if not _item_of_another(gm):
+        return gm.forward
+    return _wrong_backward(gm, example_inputs, lambda g: _corrupt_first((g,))[0])
+
+
 def wrong_strides(gm, example_inputs):
     """Right values, wrong layout: an output whose last two dims are both
     longer than 1 comes back with them swapped in memory."""
@@ -437,9 +558,9 @@ def widens_narrow_ints(gm, example_inputs):
     return run
 
 
-def wrong_gradients(gm, example_inputs):
-    """Right forward, wrong backward: AOTAutograd's backward graph runs
-    eagerly and its first non-empty gradient comes back scaled by 1.5."""
+def _wrong_backward(gm, example_inputs, change):
+    """AOTAutograd's forward graph as is, its backward graph run eagerly with `change` applied to its first
+    non-empty floating gradient."""
     from torch._dynamo.backends.common import aot_autograd
 
     def forward(fw, _):
@@ -450,7 +571,7 @@ def wrong_gradients(gm, example_inputs):
             out = list(bw(*args))
             for i, g in enumerate(out):
                 if isinstance(g, torch.Tensor) and g.is_floating_point() and g.numel() > 0:
-                    out[i] = g * 1.5
+                    out[i] = change(g)
                     break
             return out
         return run
@@ -458,9 +579,16 @@ def wrong_gradients(gm, example_inputs):
     return aot_autograd(fw_compiler=forward, bw_compiler=backward)(gm, example_inputs)
 
 
+def wrong_gradients(gm, example_inputs):
+    """Right forward, wrong backward: AOTAutograd's backward graph runs
+    eagerly and its first non-empty gradient comes back scaled by 1.5."""
+    return _wrong_backward(gm, example_inputs, lambda g: g * 1.5)
+
+
 PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_odd_reflect", "wrong_after_matmul",
            "wrong_with_data_dependent", "wrong_strides", "breaks_on_alias", "widens_narrow_ints", "wrong_gradients",
            "wrong_on_sized_or_5d_interpolate", "wrong_on_bool_operand",
            "wrong_on_int_matmul", "wrong_on_resizing_view", "wrong_on_literal_shape",
            "wrong_on_unbacked_broadcast", "wrong_on_item_argument", "wrong_on_computed_as_strided",
-           "wrong_on_rare_triple")
+           "wrong_on_rare_triple", "wrong_on_unbacked_one_broadcast", "wrong_on_unbacked_literal_shape",
+           "wrong_on_float_bits_kept", "wrong_gradients_on_item_of_another")

@@ -500,6 +500,50 @@ STEP_REACH = {
 }
 
 
+# ---- issue 40's first list: what could not be written (a block of its own) ----------------------------------
+
+def _unbacked_marked(p) -> set:
+    return {d for x in p.inputs for d, m in zip(x.shape, x.marks) if m == "unbacked" and isinstance(d, str)}
+
+
+def _held_unbacked(p, name) -> bool:
+    """A value with a size the compiler holds as unbacked: data-dependent, or of a symbol marked unbacked."""
+    marked = _unbacked_marked(p)
+    return any(d.is_data_dependent or d.syms & marked for d in _infos(p)[name].shape)
+
+
+def _unbacked_somewhere(p) -> bool:
+    return _data_dependent_size(p) or bool(_unbacked_marked(p))
+
+
+def _unbacked_one_broadcast(p) -> bool:
+    from fuzz.judge.by_design import unbacked_one_broadcast
+
+    return unbacked_one_broadcast(p)
+
+
+def _float_input(p) -> bool:
+    return any(x.dtype in _FLOATS and len(x.shape) >= 1 for x in p.inputs)
+
+
+def _backward_with_dims(p) -> bool:
+    return p.settings.backward and _has_dims(p)
+
+
+REACH.update({
+    "an unbacked size that is 1 broadcast against a larger size": (_data_dependent_size, _unbacked_one_broadcast),
+    "a squeeze of an unbacked size (data-dependent, or marked unbacked)": (
+        _unbacked_somewhere, lambda p: any(o.op == "squeeze_dynamic" and _held_unbacked(p, o.args[0]) for o in p.ops)),
+    "a reshape of an unbacked size to a literal shape ((-1, k), (-1, 1), (1,))": (
+        _unbacked_somewhere, lambda p: any(o.op == "reshape_lit" and _held_unbacked(p, o.args[0]) for o in p.ops)),
+    "a float viewed as an integer and kept so": (
+        _float_input, lambda p: any(o.op == "view_dtype" and not o.params.get("back")
+                                    and _infos(p)[o.args[0]].dtype in _FLOATS for o in p.ops)),
+    "an item() value of another tensor as a clamp bound, in a backward program": (
+        _backward_with_dims, lambda p: any(o.op == "item_clamp_by" for o in p.ops)),
+})
+
+
 def _load_cache(path: str, key: dict) -> dict:
     """The feasibility answers a --cache file holds for this backend, device and op set ({} otherwise)."""
     import os

@@ -11,6 +11,7 @@ from fuzz.program.opdb import OPS
 from fuzz.program.ops.pads import cropped_dims
 from fuzz.program.opspec import FAMILIES
 from fuzz.program.ir import MAX_RANK
+from fuzz.program.symbolic import after_write
 from fuzz.program.typecheck import input_info, over_limits
 
 from ._validate import check_range
@@ -125,7 +126,8 @@ def _alias_after_base_write(draft, name, a) -> bool:
 # were each under 1% of the programs they apply to with FAMILY_WEIGHTS alone (scripts/reach.py). The first
 # entry that holds gives that draw's weights.
 AFFINITY = (
-    (_exact_unbacked, {**FAMILY_WEIGHTS, "binary": 6, "inplace": 3}),
+    # and views, which squeeze it or reshape it to a literal shape (issue 40)
+    (_exact_unbacked, {**FAMILY_WEIGHTS, "binary": 6, "inplace": 3, "view": 3}),
     (_cropped_twice, {**FAMILY_WEIGHTS, "matrix": 60}),
     (_uint8_any_all, {**FAMILY_WEIGHTS, "pointwise": 4, "binary": 4}),
     (lambda draft, name, a: a.dtype == "uint8", {**FAMILY_WEIGHTS, "reduction": 3}),  # then OP_AFFINITY
@@ -329,6 +331,8 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
                 break
             draft.guarded |= spec.guards(args, call.params)
             draft.env[call.out] = result
+            if spec.mutates:
+                after_write(draft.env, args[0].root)
             used.update(call.args)
             draft.values.append(call.out)
             draft.made[call.out] = call

@@ -130,7 +130,7 @@ def test_integer_matrix_products_are_typed_as_eager_and_kept_off_cuda():
 
 
 @pytest.mark.parametrize("name", ["view_dtype", "reshape_lit", "squeeze_dynamic", "mask_keep", "item_clamp",
-                                  "item_full", "item_pad", "as_strided_free"])
+                                  "item_full", "item_pad", "as_strided_free", "item_clamp_by", "item_full_by"])
 def test_issue_27_ops_run_in_eager_as_typed(name):
     """Issue 27's ops, drawn among ops that make strided, narrowed and 0-d values (and broadcast them): eager
     runs each program at every call, and each output has the shape and dtype the generator inferred at that
@@ -140,6 +140,8 @@ def test_issue_27_ops_run_in_eager_as_typed(name):
     # was 5 in 60 (3 once issue 40's pulls came): 80
     progs = draw_programs(200 if name == "as_strided_free" else 80 if name == "reshape_lit" else 60, seed=3,
                           ops=[name, "add", "transpose", "narrow", "sum"], max_ops=4)
+    if name in ("squeeze_dynamic", "reshape_lit"):  # of data-dependent sizes too (issue 40)
+        progs += draw_programs(40, seed=3, ops=[name, "mask_keep", "nonzero"], max_ops=3)
     drawn = [o.params for p in progs for o in p.ops if o.op == name]
     assert len(drawn) >= 5, len(drawn)
     for p in progs:
@@ -157,17 +159,31 @@ def test_issue_27_ops_run_in_eager_as_typed(name):
                 assert len(t.shape) == len(dims) and all(
                     v >= d.values[call] if d.is_bound_only else v == d.values[call] for d, v in zip(dims, t.shape)), \
                     p.to_json()
-    if name == "mask_keep":  # its exact size broadcasts against another size (not itself)
+    if name == "mask_keep":  # its exact size broadcasts against another size (not itself), as a 1 too
+        from fuzz.program.symbolic import unbacked_one_meets
+
         def meets_another(p, o):
             x, y = (typecheck(p)[a].shape for a in o.args)
             return any((dx.is_exact_unbacked or dy.is_exact_unbacked) and dx.key != dy.key
                        for dx, dy in zip(reversed(x), reversed(y)))
         assert any(o.op == "add" and meets_another(p, o) for p in progs for o in p.ops)
+        assert any(o.op == "add" and unbacked_one_meets(*(typecheck(p)[a].shape for a in o.args))
+                   for p in progs for o in p.ops)
+    if name in ("squeeze_dynamic", "reshape_lit"):  # of a data-dependent size too (issue 40)
+        assert any(o.op == name and any(d.is_data_dependent for d in typecheck(p)[o.args[0]].shape)
+                   for p in progs for o in p.ops)
+    if name == "reshape_lit":  # (-1, k), (-1, 1) and (1,)
+        assert {2, 1} <= {d["k"] for d in drawn} and any(d.get("one") for d in drawn), drawn
+    if name == "item_clamp_by":  # read from another tensor, in backward programs too
+        assert any(p.settings.backward for p in progs if any(o.op == name for o in p.ops))
     if name == "as_strided_free":  # both valid ways (past the storage: one draw in 16, and tests/test_planted.py)
         assert {"window", "literal"} <= {d["way"] for d in drawn}, drawn
-    if name == "view_dtype":  # every kind is drawn: the same size, smaller, larger, a float and back
+    if name == "view_dtype":  # every kind is drawn: the same size, smaller, larger, a float and back, kept
         sizes = {(p.get("back", False), D.ITEMSIZE[p["to"]]) for p in drawn}
         assert {True, False} <= {back for back, _ in sizes} and len(sizes) >= 4, sizes
+        kept = [o for p in progs for o in p.ops if o.op == name and not o.params.get("back")
+                and typecheck(p)[o.args[0]].dtype in D.FLOATING]
+        assert kept and all(typecheck(p)[o.args[0]].bits_fixed for p in progs for o in p.ops if o in kept)
 
 
 def test_a_float_viewed_as_an_integer_and_back_is_its_input_also_in_the_float64_reference():
@@ -192,6 +208,30 @@ def test_a_float_viewed_as_an_integer_and_back_is_its_input_also_in_the_float64_
             assert out.dtype == x[0].dtype and torch.equal(out, x[0]), (to, fp64)
     empty_at_one = ValueInfo(shape=(Dim.literal(2, 3), Dim.symbol("s0", (4, 0, 8))), dtype="int8", root="x0", calls=3)
     assert not [t for t in _view_dtype_targets(empty_at_one) if D.ITEMSIZE[t["to"]] > 1]
+
+
+def test_a_float_kept_as_an_integer_reads_an_inputs_bits_also_in_the_float64_reference():
+    """Issue 40: a float viewed as an integer and kept so is drawn only where its bits are an input's own
+    (bits_fixed: views of it, no write before); the float64 reference reads the same integers as eager (its
+    input narrowed back to the program's dtype), so it excuses no mismatch. A value an op wrote, or computed,
+    is refused."""
+    import torch
+
+    from fuzz.program.ir import ProgramError, TensorInput
+
+    from helpers import program
+
+    x0 = TensorInput(name="x0", shape=["s0", 4], dtype="float32", layout="transposed")
+    for to in ("int32", "int16", "uint8"):
+        prog = load(program([("view_dtype", ["x0"], {"to": to})], inputs=[x0]))
+        plain, ref = (prog.program(*prog.make_inputs(1, fp64=fp64))[0] for fp64 in (False, True))
+        assert plain.dtype == getattr(torch, to) and torch.equal(plain, ref), to
+    ok = program([("transpose", ["x0"], {"dims": [0, 1]}), ("view_dtype", ["v0"], {"to": "int16"})], inputs=[x0])
+    assert typecheck(ok)["v1"].dtype == "int16"
+    for first in [("add_scalar_", ["x0"], {"s": 1.0}), ("relu", ["x0"], {})]:
+        with pytest.raises(ProgramError, match="view"):
+            typecheck(program([first, ("view_dtype", ["x0" if first[0].endswith("_") else "v0"], {"to": "int16"})],
+                              inputs=[x0]))
 
 
 def test_every_op_mode_and_marking_appears():

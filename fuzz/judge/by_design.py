@@ -10,6 +10,7 @@ embedded in repros, torch only) takes their answers as plain data.
 from __future__ import annotations
 
 from fuzz.program.ir import Program
+from fuzz.program.symbolic import unbacked_one_meets
 from fuzz.program.typecheck import typecheck
 
 
@@ -58,6 +59,32 @@ def unbacked_strides(p: Program, i: int, shape, *strides) -> bool:
         for k in dims:
             if k < len(shape) and shape[k] > 1 and any(shape[j] > 1 and st[j] > st[k] for j in range(len(shape))):
                 return True
+    return False
+
+
+def _broadcast_pairs(family: str, shapes: list) -> list:
+    """The pairs of shapes an op broadcasts against each other: every pair of its operands' (pointwise,
+    binary, in-place ops); a matrix product's batch dims, or its bias against the product."""
+    if family == "matrix":
+        if len(shapes) == 3:  # addmm, baddbmm: the bias against the product's shape
+            return [(shapes[2], shapes[0][:-1] + shapes[1][-1:])]
+        return [(shapes[0][:-2], shapes[1][:-2])]
+    return [(a, b) for i, a in enumerate(shapes) for b in shapes[i + 1:]]
+
+
+def unbacked_one_broadcast(p: Program) -> bool:
+    """Whether an op broadcasts a data-dependent size that is 1 at every call against a size larger at some
+    call (symbolic.unbacked_one_meets): eager broadcasts it, the compiler asserts it does not (issue 40;
+    expected.py's unbacked-broadcast-assert)."""
+    from fuzz.program.opdb import OPS
+
+    env = typecheck(p)
+    for c in p.ops:
+        spec = OPS[c.op] if c.op in OPS else None
+        if spec is None or spec.arity < 2 or spec.family not in ("pointwise", "binary", "inplace", "matrix"):
+            continue
+        if any(unbacked_one_meets(a, b) for a, b in _broadcast_pairs(spec.family, [env[a].shape for a in c.args])):
+            return True
     return False
 
 

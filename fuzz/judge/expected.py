@@ -6,7 +6,8 @@ changes what counts as a bug.
 
 A rule matches when one exception in the chain has one of `exc_types` (by
 class name) and, if given, its message matches `message`; `marks` limits the
-rule to programs that use one of those dynamic markings.
+rule to programs that use one of those dynamic markings, `unbacked_one` to
+programs that broadcast a data-dependent size of 1 against a larger size.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ class Rule:
     message: str = ""  # regex searched in the message
     marks: tuple = ()  # program must use one of these marks
     fullgraph: bool = False  # only for programs compiled with fullgraph=True
+    unbacked_one: bool = False  # only for programs where an unbacked size that is 1 meets a larger one
     why: str = ""
 
 
@@ -36,15 +38,31 @@ RULES = (
     Rule("fullgraph-graph-break", ("Unsupported", "UserError"), fullgraph=True,
          why="fullgraph=True makes a graph break an error, and the program has one (a data-dependent op "
              "without the capture flags, an op Dynamo does not trace)"),
+    # issue 40: the program broadcasts a data-dependent size that is 1 at run time against a larger size
+    # (by_design.unbacked_one_broadcast); eager broadcasts, the compiler asserts at run time instead: the
+    # runtime assert of Dynamo's graph, Inductor's size assert, and in a backward the gradient's reduction to
+    # the unbacked size (sum_to, mask_keep's index backward) that the forward assumed equal. A wrong answer
+    # there is no error, and stays a finding.
+    Rule("unbacked-broadcast-assert", ("RuntimeError", "AssertionError"),
+         message=r"Runtime assertion failed for expression .*\bu\d+|^expected size \d+==\d+, stride|"
+                 r"^(Eq\()?u\d+\b|^Attempting to broadcast a dimension of length .*broadcastable to \[.*\bu\d+|"
+                 r"^shape mismatch: value tensor of shape \[.*\] cannot be broadcast to indexing result",
+         unbacked_one=True,
+         why="the compiler assumes an unbacked size does not broadcast, by design, and asserts that at run time "
+             "(the runtime assert of Dynamo's graph, Inductor's size assert); eager broadcasts a size of 1"),
 )
 
 
-def match(chain: list[tuple[str, str]], marks: set, *, fullgraph: bool = False) -> Rule | None:
-    """chain: (exception class name, message) from outermost to innermost."""
+def match(chain: list[tuple[str, str]], marks: set, *, fullgraph: bool = False,
+          unbacked_one: bool = False) -> Rule | None:
+    """chain: (exception class name, message) from outermost to innermost; unbacked_one: the program
+    broadcasts an unbacked size that is 1 against a larger one (by_design.unbacked_one_broadcast)."""
     for rule in RULES:
         if rule.marks and not marks & set(rule.marks):
             continue
         if rule.fullgraph and not fullgraph:
+            continue
+        if rule.unbacked_one and not unbacked_one:
             continue
         for typ, msg in chain:
             if typ in rule.exc_types and (not rule.message or re.search(rule.message, msg)):

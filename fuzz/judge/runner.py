@@ -98,7 +98,7 @@ def _verdict(p: Program, r: dict) -> Verdict:
         e = r["compiled_error"]
         marks = {m for x in p.inputs for m in x.marks}
         rule = expected.match([(type(x).__name__, str(x)) for x in exception_chain(e)], marks,
-                              fullgraph=p.settings.fullgraph)
+                              fullgraph=p.settings.fullgraph, unbacked_one=by_design.unbacked_one_broadcast(p))
         v = error_verdict(Outcome.REJECTED if rule else Outcome.COMPILED_ERROR, e, **at)
         v.rule = rule.name if rule else ""
         return v

@@ -17,7 +17,7 @@ from typing import Any, Callable
 from hypothesis import strategies as st
 
 from fuzz.program import dtypes as D
-from fuzz.program.symbolic import Dim, ValueInfo
+from fuzz.program.symbolic import Dim, ValueInfo, unbacked_one
 
 # Simplest family first: the strategies draw families in this order, so a
 # program shrinks towards the earlier ones.
@@ -134,10 +134,11 @@ def api_of(template: str) -> str:
 
 def broadcast_operand(chosen: list) -> tuple:
     """A fresh operand that broadcasts to the first: its shape, derived sizes as 1, an exact data-dependent
-    size as the input size it equals (its twin: an unbacked broadcast)."""
+    size as the input size it equals (its twin: an unbacked broadcast); one that is 1 at every call as its
+    twin, else as 2 (issue 40: an unbacked 1 against a larger size)."""
     a = chosen[0]
-    return tuple(d if d.is_literal or d.is_symbol else d.twin if d.twin is not None else Dim.literal(1, a.calls)
-                 for d in a.shape)
+    return tuple(d if d.is_literal or d.is_symbol else d.twin if d.twin is not None
+                 else Dim.literal(2 if unbacked_one(d) else 1, a.calls) for d in a.shape)
 
 
 # ---- widths ---------------------------------------------------------------

@@ -14,7 +14,7 @@ from fuzz.program import dtypes as D
 from fuzz.program.ir import DYNAMIC_FLAGS, LAYOUTS, MARKS, VIEWS, Program, ProgramError, TensorInput, limit_error
 from fuzz.program.layouts import LAYOUT_TABLE, view_shape, window_fits
 from fuzz.program.opdb import OPS
-from fuzz.program.symbolic import Dim, ValueInfo
+from fuzz.program.symbolic import Dim, ValueInfo, after_write
 
 
 def input_info(p: Program, inp: TensorInput, env: dict | None = None) -> ValueInfo:
@@ -38,7 +38,7 @@ def input_info(p: Program, inp: TensorInput, env: dict | None = None) -> ValueIn
         base = env[inp.alias["of"]]
         overlapping, root = base.overlapping, base.root
     return ValueInfo(shape=tuple(dims), dtype=inp.dtype, root=root, calls=calls, overlapping=overlapping,
-                     is_input=True)
+                     is_input=True, bits_fixed=True)
 
 
 def check_input(p: Program, inp: TensorInput, earlier: dict) -> None:
@@ -139,6 +139,8 @@ def typecheck(p: Program) -> dict[str, ValueInfo]:
             raise ProgramError(f"ops[{i}]: output name {call.out!r} is not a fresh identifier")
         try:
             env[call.out] = spec.infer(args, params, call.out)
+            if spec.mutates:
+                after_write(env, args[0].root)
             spec.render(list(call.args), params, args)  # the params code generation reads count as taken
         except Exception as e:  # noqa: BLE001
             _unknown_param(i, call, params)

@@ -28,7 +28,7 @@ def _fresh(info: ValueInfo, out: str, **kw) -> ValueInfo:
 def _view(info: ValueInfo, shape, **kw) -> ValueInfo:
     """A view: same storage root; overlap is inherited."""
     return ValueInfo(shape=tuple(shape), dtype=info.dtype, root=info.root, calls=info.calls,
-                     overlapping=kw.get("overlapping", info.overlapping), is_input=False)
+                     overlapping=kw.get("overlapping", info.overlapping), is_input=False, bits_fixed=info.bits_fixed)
 
 
 def _syms(*dims) -> set:

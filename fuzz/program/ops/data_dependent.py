@@ -33,8 +33,10 @@ def unknown(out: str, calls: int, tag: str = "", bound: tuple | None = None) -> 
 
 def exact(out: str, values, twin: Dim | None = None) -> Dim:
     """A data-dependent size whose value the program fixes: its own key, its values exact (symbolic.py:
-    it may broadcast against a size equal to it). `twin`: a symbol or literal equal to it at every call."""
-    twin = twin if twin is not None and (twin.is_symbol or twin.is_literal) and twin.values == tuple(values) else None
+    it may broadcast against a size equal to it, or any size where it is 1 at every call). `twin`: a symbol or
+    literal equal to it at every call, or, where it is 1 at every call, one it broadcasts against."""
+    fits = twin is not None and (twin.values == tuple(values) or set(values) == {1})
+    twin = twin if fits and (twin.is_symbol or twin.is_literal) else None
     return Dim(f"ux_{out}", 0, tuple(values), twin=twin)
 
 
@@ -80,7 +82,9 @@ _op("bincount", lambda a: a.dtype in D.INTEGRAL or a.dtype == "bool", lambda a: 
 # ---- a mask the program fixes: a data-dependent size the generator knows (issue 27) --------------------
 # `x[mask]` with a mask that keeps every row, or only the first: the compiler sees an unbacked size, the
 # generator knows it is x's leading size (or 1), so later ops may broadcast it against sizes equal to it
-# (symbolic.broadcastable; not a 1 against a larger size, which the compiler assumes away by design). A flat form masks x.flatten() (its numel), and is how a 0-d value gets one.
+# (symbolic.broadcastable), and a 1 against a larger size (issue 40: the compiler assumes an unbacked size does
+# not broadcast, by design, and asserts it at run time; fuzz/judge/expected.py calls that assert expected).
+# A flat form masks x.flatten() (its numel), and is how a 0-d value gets one.
 
 def _keep_ok(a) -> bool:
     return not any(d.is_bound_only for d in a.shape)
@@ -92,8 +96,9 @@ def _kept(a, p) -> tuple:
 
 
 def _twin(a, p):
-    """The size mask_keep's equals (all rows of the leading dim, or of a 1-d value), else None."""
-    return a.shape[0] if p["keep"] == "all" and a.rank >= 1 and (not p["flat"] or a.rank == 1) else None
+    """The leading dim mask_keep's size is taken from (of a 1-d value where flat), else None: the size it
+    equals (all rows), or broadcasts against where it is 1 (the first row; issue 40)."""
+    return a.shape[0] if a.rank >= 1 and (not p["flat"] or a.rank == 1) else None
 
 
 def _keep_render(x, p, a) -> str:
@@ -194,3 +199,41 @@ _op("item_pad", _item_ok, lambda a: _via_for(a).map(lambda v: {"via": v}),
     lambda a, p, out: _padded(a, out),
     lambda x, p, a: f"F.pad({x}, (0, {_first(x, p['via'])} % 3))", "F.pad",
     "pad the last dim by a width read from the data (0 to 2)", grad=False)
+
+
+# ---- a scalar read from another tensor than the one the op takes (issue 40) ---------------------------
+# item_clamp and item_full read their own operand. Here the scalar comes from a second operand of the same dtype
+# and another storage (its first element): clamp(x, min=y[0]) is drawn in backward programs too, where the
+# bound's tensor may itself require grad (item() reads it without a gradient).
+
+def _by_pair(a, b) -> bool:
+    return b.dtype == a.dtype and b.root != a.root and _nonempty(b)
+
+
+def _by_op(name, accepts, params, valid, check, render, api, doc, grad):
+    return OPS.add(OpSpec(
+        name=name, family="data", arity=2, accepts=accepts, pair=_by_pair,
+        params=lambda args: params(args[1]),
+        check=lambda args, p: None if accepts(args[0]) and _by_pair(*args) and _via(p) and valid(p)
+        else check(args, p),
+        infer=lambda args, p, out: _fresh(args[0], out),
+        render=lambda n, p, i: render(n[0], n[1], p),
+        # a fresh tensor to read from: three elements, none empty
+        operand=lambda chosen: (Dim.literal(3, chosen[0].calls),), api=api, doc=doc, grad=grad))
+
+
+_by_op("item_clamp_by", lambda a: a.dtype != "bool",
+       lambda b: st.fixed_dictionaries({"bound": st.sampled_from(["min", "max"]), "via": _via_for(b)}),
+       lambda p: p.get("bound") in ("min", "max"),
+       lambda args, p: "item_clamp_by clamps a non-bool tensor by the first element of another of its dtype, "
+                       "non-empty (bound min or max, via item or tolist)",
+       lambda x, y, p: f"{x}.clamp({p['bound']}={_first(y, p['via'])})", "Tensor.clamp",
+       "clamp by a bound read from another tensor (its first element)", grad=True)
+_by_op("item_full_by", lambda a: True,
+       lambda b: st.fixed_dictionaries({"make": st.sampled_from(["full", "fill_"]), "via": _via_for(b)}),
+       lambda p: p.get("make") in ("full", "fill_"),
+       lambda args, p: "item_full_by fills x's shape with the first element of another tensor of its dtype, "
+                       "non-empty (make full or fill_, via item or tolist)",
+       lambda x, y, p: (f"torch.full({x}.shape, {_first(y, p['via'])}, dtype={x}.dtype, device={x}.device)"
+                        if p["make"] == "full" else f"torch.zeros_like({x}).fill_({_first(y, p['via'])})"),
+       "torch.full", "a tensor of x's shape filled with a value read from another tensor", grad=False)

@@ -204,8 +204,10 @@ def _view_dtype_targets(a) -> list:
     """The params view_dtype may take for `a`, simplest first: an integer read as another integer of the same
     size, then of a smaller size (its last dim grows), then of a larger one (the last dim shrinks: it must
     divide at every call); a float read as an integer of its size or smaller, and back (issue 27).
-    Float sources go back at once: the bits of a float result (-0.0, NaN payloads) are not specified, so
-    reading them as integers would flag correct compilers."""
+    Float sources go back at once: the bits of a float result (-0.0, NaN payloads, its last bit's rounding) are
+    not specified, so reading them as integers would flag correct compilers. They stay integers only where they
+    are a program input's own data, read through views (bits_fixed): random normal values, finite and never
+    -0.0, the same in eager and compiled."""
     if a.dtype in D.INTEGRAL:
         out = [{"to": t} for t in _SAME_SIZE[a.dtype]]
         if a.rank >= 1:
@@ -216,7 +218,10 @@ def _view_dtype_targets(a) -> list:
                     and all(v % round(1 / _ratio(a, t)) == 0 for v in last.values)]
         return out
     if a.dtype in D.FLOATING and a.rank >= 1:
-        return [{"to": t, "back": True} for t in _INTS if _ratio(a, t) >= 1]
+        out = [{"to": t, "back": True} for t in _INTS if _ratio(a, t) >= 1]
+        # kept as an integer (issue 40) only where the bits are an input's own data (ValueInfo.bits_fixed): three
+        # draws of four there, since few float values are an input's own
+        return out + ([{"to": t} for t in _INTS if _ratio(a, t) >= 1] * 3 if a.bits_fixed else [])
     return []
 
 
@@ -248,7 +253,11 @@ def _view_dtype_render(x, p, a):
     # A float goes back to its own dtype, read at run time: the float64 reference run of a program holds
     # float64 where the program has float32, and viewing its bits as the program's dtypes would make it garbage
     # (which excuses real mismatches). There the integer view is smaller, so it is prepared as one.
+    # A float kept as an integer is first cast to its program dtype, a no-op but in the float64 reference run,
+    # whose input (the program's, widened exactly) it narrows back: the reference then reads eager's bits.
     dense = a.shape[-1].min >= 2 and all(d.min >= 1 for d in a.shape) if a.rank else False
+    if a.dtype in D.FLOATING and not p.get("back"):
+        x = f"{x}.to(torch.{a.dtype})"
     src = (x if r == 1 and not p.get("back") else f"{x}.contiguous()" if r >= 1 and dense
            else f"{x}.clone(memory_format=torch.contiguous_format)")
     out = f"{src}.view(torch.{p['to']})"
@@ -259,7 +268,7 @@ _one("view_dtype", lambda a: bool(_view_dtype_targets(a)),
      lambda a: st.sampled_from(_view_dtype_targets(a)), _view_dtype_check, _view_dtype_infer, _view_dtype_render,
      "Tensor.view(dtype)",
      "reinterpret a value's bits as another dtype: an integer as an integer of any size, a float as an integer "
-     "and back",
+     "and back, or kept an integer where its bits are an input's own",
      guards=lambda a, p: set(a.shape[-1].syms) if a.rank and _ratio(a, p["to"]) < 1 else set())
 
 

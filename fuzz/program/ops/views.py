@@ -183,6 +183,9 @@ view_op("reshape", lambda a: a.rank >= 1,
 
 # A literal shape, as users write it: reshape(-1, k) or view(-1, k) (issue 27). k divides the element count at
 # every call, and the count is never 0 (-1 is ambiguous there). A dynamic count makes the compiler guard k | numel.
+# Issue 40: also of a data-dependent count (the compiler cannot know it): (-1, 1) of any count, 0 and sizes known
+# only from below included (no k to divide, no guard: its symbols may be marked unbacked), (-1, k) of one the
+# program fixes (mask_keep), and reshape(1) where the count is 1 at every call.
 _LITERAL_LAST = (2, 3, 4, 8)
 
 
@@ -192,42 +195,67 @@ def _numel(a):
 
 def _literal_lasts(a) -> list:
     n = _numel(a)
-    if n.is_data_dependent or n.min < 1:
+    if n.is_bound_only or n.min < 1:
         return []
     return [k for k in _LITERAL_LAST if all(v % k == 0 for v in n.values)]
 
 
+def _reshape_lit_options(a) -> list:
+    """The params reshape_lit may take for `a`: (-1, k) for k dividing the count, (-1, 1), and (1,) where the
+    count is 1 at every call."""
+    out = [{"k": k, "via": v} for k in _literal_lasts(a) for v in ("reshape", "view")]
+    out += [{"k": 1, "via": v} for v in ("reshape", "view")]
+    if set(_numel(a).values) == {1} and not _numel(a).is_bound_only:
+        out.append({"k": 1, "via": "reshape", "one": True})
+    return out
+
+
 def _reshape_lit_check(a, p):
-    if type(p.get("k")) is not int or p.get("k") not in _literal_lasts(a) or p.get("via") not in ("reshape", "view"):
-        return f"reshape_lit needs via reshape or view and a last size among {_literal_lasts(a)} dividing numel"
+    if type(p.get("k")) is not int or dict(p) not in _reshape_lit_options(a):
+        return (f"reshape_lit needs via reshape or view and a last size among {_literal_lasts(a) + [1]} dividing "
+                "numel, or one: true (reshape(1)) where numel is 1 at every call")
     return None
 
 
-view_op("reshape_lit", lambda a: a.rank >= 1 and bool(_literal_lasts(a)),
-        lambda a: st.fixed_dictionaries({"k": st.sampled_from(_literal_lasts(a)),
-                                         "via": st.sampled_from(["reshape", "view"])}),
-        _reshape_lit_check,
-        lambda a, p: [_numel(a).mapped(f"//{p['k']}", lambda v, k=p["k"]: v // k), Dim.literal(p["k"], calls(a))],
-        lambda x, p, a: (f"{x}.reshape(-1, {p['k']})" if p["via"] == "reshape"
-                         else f"{x}.contiguous().view(-1, {p['k']})"),
-        api="Tensor.reshape", guards=lambda a, p: set(_numel(a).syms),
-        doc="reshape or view to a literal shape (-1, k): k divides the element count at every call")
+def _reshape_lit_shape(a, p):
+    n = _numel(a)
+    if p.get("one"):
+        return [Dim.literal(1, calls(a))]
+    if p["k"] == 1:
+        return [n, Dim.literal(1, calls(a))]
+    return [n.mapped(f"//{p['k']}", lambda v, k=p["k"]: v // k), Dim.literal(p["k"], calls(a))]
+
+
+def _reshape_lit_render(x, p, a):
+    shape = "1" if p.get("one") else f"-1, {p['k']}"
+    return f"{x}.reshape({shape})" if p["via"] == "reshape" else f"{x}.contiguous().view({shape})"
+
+
+view_op("reshape_lit", lambda a: a.rank >= 1,
+        lambda a: st.sampled_from(_reshape_lit_options(a)),
+        _reshape_lit_check, _reshape_lit_shape, _reshape_lit_render,
+        api="Tensor.reshape", guards=lambda a, p: set(_numel(a).syms) if p["k"] >= 2 else set(),
+        doc="reshape or view to a literal shape (-1, k): k divides the element count at every call; (-1, 1) of "
+            "any count, data-dependent too; (1,) of a count that is 1 at every call")
 
 
 def _squeezable(a) -> list:
     """Dims that are sizes (not a literal 1) and are 1 at every call or at none: squeeze drops the first kind and
-    keeps the second, so the rank is the same at every call. A data-dependent size could be either."""
-    return [i for i, d in enumerate(a.shape) if not d.is_literal and not d.is_data_dependent
+    keeps the second, so the rank is the same at every call. A size known only from below could be either; one
+    the program fixes (mask_keep) is known here though the compiler cannot know it (issue 40)."""
+    return [i for i, d in enumerate(a.shape) if not d.is_literal and not d.is_bound_only
             and len({v == 1 for v in d.values}) == 1]
 
 
+# No guard: the compiler decides a squeeze of a size without one (whether it is 1 is not known while it traces
+# a dim marked unbacked or a data-dependent one), so its symbols may be marked unbacked (issue 40).
 view_op("squeeze_dynamic", lambda a: bool(_squeezable(a)),
         lambda a: st.sampled_from(_squeezable(a)).map(lambda d: {"dim": d}),
         lambda a, p: None if p.get("dim") in _squeezable(a) else "squeeze_dynamic needs a size dim, 1 at all calls or none",
         lambda a, p: [d for i, d in enumerate(a.shape) if i != p["dim"] or d.values[0] != 1],
         lambda x, p, a: f"{x}.squeeze({p['dim']})", api="Tensor.squeeze",
-        guards=lambda a, p: set(a.shape[p["dim"]].syms),
-        doc="squeeze a dim that is a size: 1 at run time (dropped) or never 1 (kept: a no-op the compiler must prove)")
+        doc="squeeze a dim that is a size: 1 at run time (dropped) or never 1 (kept: a no-op the compiler must "
+            "prove); of a data-dependent size or one marked unbacked too")
 
 
 def _as_strided_shape(a, p):
