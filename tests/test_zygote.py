@@ -130,3 +130,23 @@ def test_a_bad_request_is_refused_and_the_server_goes_on(in_zygote, tmp_path):
             conn.sendall(junk)
             assert "error" in json.loads(conn.makefile("r").readline())
     assert run_script("raise SystemExit(4)\n", timeout=60)[0] == 4
+
+
+def test_a_script_asked_for_while_the_zygote_starts_waits_for_it(tmp_path, monkeypatch):
+    """A job or check asked for during the start runs in the zygote, not in a fresh process that would import
+    torch again beside it (run returned None at once before: on 2 CPUs three shrink jobs spawned fresh)."""
+    unnamed(monkeypatch)
+    monkeypatch.delenv(zygote.ENV, raising=False)
+    assert not zygote.expected()
+    script = tmp_path / "s.py"
+    script.write_text("import sys, torch\nsys.exit(5)\n")
+    started = zygote.start_in_background(dict(os.environ))
+    assert zygote.expected()
+    try:
+        got = zygote.run(str(script), cwd=str(tmp_path), env=dict(os.environ), timeout=120)
+    finally:
+        server = started.result(timeout=200)
+        assert server is not None
+        server.stop()
+    assert got is not None and got[0] == 5, got
+    assert not zygote.expected()

@@ -221,7 +221,7 @@ class LocalRemote:
 
         from fuzz.judge import zygote
 
-        if not os.environ.get(zygote.ENV):
+        if not zygote.expected():
             return None
         job = Path(home) / "job"
         job.mkdir()
@@ -253,15 +253,15 @@ class LocalRemote:
     def _start_zygote(self) -> None:
         """Once, in the background: a zygote (fuzz/judge/zygote.py) for this runner's standalone checks, which
         then skip the 15 CPU-seconds of importing torch, Dynamo and Inductor that a fresh process pays on a GPU
-        box. Checks before it is up run in fresh processes, as every check does with SHAPEFUZZ_NO_ZYGOTE=1."""
+        box. Jobs and checks asked for while it starts wait for it (zygote.START_WAIT); where it does not come
+        up they run in fresh processes, as every one does with SHAPEFUZZ_NO_ZYGOTE=1."""
         if self._zygote_started or os.environ.get(NO_ZYGOTE_ENV) == "1":
             return
         self._zygote_started = True
         from fuzz.judge import zygote
 
         # the environment of its jobs and of the checks (checks_reuse_kernels), less what differs in LAZY
-        threading.Thread(target=zygote.start, args=({**os.environ, **self._env},), daemon=True,
-                         name="shapefuzz-zygote-start").start()
+        zygote.start_in_background({**os.environ, **self._env})
 
     @contextlib.contextmanager
     def checks_reuse_kernels(self):

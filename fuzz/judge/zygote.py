@@ -26,6 +26,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 ENV = "SHAPEFUZZ_ZYGOTE"  # the server's socket path, for the processes under the runner that started it
@@ -36,6 +37,12 @@ LAZY = frozenset({"TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TMPDIR", "PYTH
 # read at import, but set again in the child from its environment (_reapply), where the script's names them
 REAPPLIED = frozenset({"TORCHINDUCTOR_COMPILE_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"})
 _MAX_REQUEST = 1 << 20
+# A script asked for while this process's `start` is under way waits for it, up to this long: a fresh process
+# would pay the same import the zygote is part-way through (on 2 CPUs beside a campaign's cases, a start took
+# 16 s, and the three shrink jobs asked for in that time each imported torch again).
+START_WAIT = 60.0
+_no_start_under_way = threading.Event()
+_no_start_under_way.set()
 
 
 def differing(base: dict, env: dict) -> list[str]:
@@ -234,9 +241,40 @@ class Server:
         _remove(self.path)
 
 
+def expected() -> bool:
+    """Whether `run` may find a zygote: one is named, or this process is starting one."""
+    return bool(os.environ.get(ENV)) or not _no_start_under_way.is_set()
+
+
+def start_in_background(env: dict):
+    """`start` in a thread of its own; scripts asked for meanwhile wait for it (`run`). Returns a Future of
+    its Server (or None)."""
+    from concurrent.futures import Future
+
+    started = Future()
+
+    def go():
+        try:
+            started.set_result(start(env))
+        except BaseException as e:  # noqa: BLE001 - the caller's to see; scripts run fresh meanwhile
+            started.set_exception(e)
+
+    _no_start_under_way.clear()  # now, not when the thread gets going
+    threading.Thread(target=go, daemon=True, name="shapefuzz-zygote-start").start()
+    return started
+
+
 def start(env: dict, *, timeout: float = 180.0) -> Server | None:
     """Start a zygote whose children get `env` (what the scripts it runs will differ from only in LAZY), and
     name it in os.environ[ENV]; None where it did not come up (scripts then run in fresh processes)."""
+    _no_start_under_way.clear()
+    try:
+        return _start_server(env, timeout)
+    finally:
+        _no_start_under_way.set()
+
+
+def _start_server(env: dict, timeout: float) -> Server | None:
     import tempfile
 
     d = tempfile.mkdtemp(prefix="shapefuzz-zygote-")
@@ -265,6 +303,9 @@ def run(script: str, *, cwd: str, env: dict, timeout: float) -> tuple[int | None
     import threading
 
     path = os.environ.get(ENV)
+    if not path and not _no_start_under_way.is_set():
+        _no_start_under_way.wait(min(START_WAIT, timeout))
+        path = os.environ.get(ENV)
     if not path:
         return None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
