@@ -17,10 +17,6 @@ from fuzz.judge.verdict import Outcome, Verdict
 
 from helpers import program
 
-# one xdist worker runs this module (scripts/test.sh: --dist loadgroup): its module fixture
-# (a campaign run) runs once
-pytestmark = pytest.mark.xdist_group("bad_input")
-
 ROOT = Path(__file__).resolve().parent.parent
 RELU = [("relu", ["x0"], {})]
 

@@ -19,10 +19,6 @@ from fuzz.judge.verdict import Outcome, Verdict
 
 from helpers import program
 
-# one xdist worker runs this module (scripts/test.sh: --dist loadgroup): its module fixtures (a corpus
-# replayed, ~33 s) run once
-pytestmark = pytest.mark.xdist_group("replay")
-
 pytest_plugins = ("pytester",)
 
 CORRUPT = "fuzz.planted:corrupt_large"

@@ -236,12 +236,6 @@ def test_a_float_kept_as_an_integer_reads_an_inputs_bits_also_in_the_float64_ref
                               inputs=[x0]))
 
 
-# the tests of the 800 wide draws run on one xdist worker (scripts/test.sh: --dist loadgroup): each worker
-# that ran one drew them again, ~35 s of CI's CPU
-WIDE = pytest.mark.xdist_group("wide_draws")
-
-
-@WIDE
 def test_every_op_mode_and_marking_appears():
     progs = wide_draws()
     ops = collections.Counter(o.op for p in progs for o in p.ops)
@@ -262,7 +256,6 @@ def test_every_op_mode_and_marking_appears():
     assert all(p.calls >= 3 for p in progs)
 
 
-@WIDE
 @pytest.mark.parametrize("name", [o.name for o in OPS])
 def test_every_op_is_reachable(name):
     """Drawn by the default generator (its 800 shared draws), else when the menu is just this op."""

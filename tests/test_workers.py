@@ -20,10 +20,6 @@ from fuzz.judge.verdict import Outcome
 from fuzz.campaign.workers import WorkerPool, faulthandler_frames
 from fuzz.judge.poison import replace_cause
 
-# one xdist worker runs this module (scripts/test.sh: --dist loadgroup): its module fixture
-# (a worker pool started) runs once
-pytestmark = pytest.mark.xdist_group("workers")
-
 REPO = Path(__file__).resolve().parents[1]
 TIMING = ("seconds", "compile_seconds")
 

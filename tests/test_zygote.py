@@ -11,10 +11,6 @@ import pytest
 from fuzz.judge import zygote
 from fuzz.judge.isolated import run_script
 
-# one xdist worker runs this module (scripts/test.sh: --dist loadgroup): its module fixture
-# (a zygote started) runs once
-pytestmark = pytest.mark.xdist_group("zygote")
-
 
 @pytest.fixture(scope="module")
 def server():
