@@ -441,6 +441,25 @@ def _step_refused_overlap_write(p) -> bool:
     expanded = _step_expanded_views(p)
     return any(s.op in _REFUSED_ON_OVERLAP and s.args and s.args[0] in expanded for _, s in p.steps())
 
+
+_STEP_WRITES = ("add_", "sub_", "mul_", "copy_", "fill_", "zero_", "neg_", "abs_", "setitem")
+
+
+def _step_strided_bases(p) -> list:
+    """(the op that made the base, whether an in-place op wrote the base's name before) for each as_strided
+    with the implicit offset, and for each with an offset as (None, written)."""
+    made, written, out = {}, set(), []
+    for _, s in p.steps():
+        if s.op == "as_strided":
+            out.append((made.get(s.args[0]) if "offset" not in s.params else None, s.args[0] in written))
+        if s.op in _STEP_WRITES and s.args:
+            written.add(s.args[0])
+        if s.out:
+            made[s.out] = s.op
+            written.discard(s.out)  # a rebind is a new value
+    return out
+
+
 # name -> (applies to the program, the program has it)
 REACH = {
     "interpolate of a 5-d tensor": (
@@ -497,6 +516,11 @@ REACH = {
 STEP_REACH = {
     "a write eager refuses (add_, copy_, ...) through an expanded view": (
         _step_has_expanded, _step_refused_overlap_write),
+    # issue 40, the first list, item 3
+    "as_strided with the implicit offset of a select past element 0": (
+        lambda p: True, lambda p: any(made == "select" for made, _ in _step_strided_bases(p))),
+    "as_strided of a base written in place earlier": (
+        lambda p: True, lambda p: any(written for _, written in _step_strided_bases(p))),
 }
 
 

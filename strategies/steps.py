@@ -275,8 +275,12 @@ def _views(d, s: _State, max_steps: int) -> list:
     s.bind(v, shape, storage=s.t[base].storage, pool=params[0] == "detach" and shape == s.shape,
            rowmajor=params[0] == "detach" and s.t[base].rowmajor)
     out = [step]
+    chained = _offset_as_strided(d, s, base, params, v)
+    if chained is not None:  # the writes below go through the window; no twin repeats the chain
+        out.append(chained)
+        v, shape = chained.out, s.t[chained.out].shape
     others = [b for b in bases if s.t[b].storage != s.t[base].storage
-              and (params[0] != "as_strided" or s.t[b].rowmajor)]
+              and (params[0] != "as_strided" or s.t[b].rowmajor)] if chained is None else []
     w = None
     if others and d(st.booleans()):
         twin, _, _ = _view_of(d, s, d(st.sampled_from(others)), params)
@@ -307,6 +311,22 @@ def _views(d, s: _State, max_steps: int) -> list:
     if d(st.booleans()):
         out += _expanded_fills(d, s)
     return out
+
+
+def _offset_as_strided(d, s: _State, base: str, params: tuple, view: str) -> Step | None:
+    """At times (one select in two), `view.as_strided(size, stride)` with the implicit storage offset, where
+    view is a select on dim 0 of a row-major base, so it starts past element 0 (issue 40): eager starts the
+    window at the view's storage offset. The window stays inside the view's own elements, which are row-major
+    from that offset, so eager and torch_xla's logical order agree (a slice there would not: see docs/xla.md)."""
+    op, p = params
+    numel = math.prod(s.t[view].shape)
+    if op != "select" or p["dim"] != 0 or not s.t[base].rowmajor or numel == 0 or not d(st.booleans()):
+        return None
+    sp = _strided_params(d, numel)
+    del sp["offset"]  # implicit: the view's own; the window fits from there since it fit from sp's offset
+    w = s.fresh()
+    s.bind(w, tuple(sp["size"]), storage=s.t[base].storage, rowmajor=False)
+    return Step("as_strided", [view], sp, w)
 
 
 def _small_writes(d, s: _State) -> list:

@@ -15,7 +15,10 @@ side's observe hook:
   computes (the seed's bug); it serves results of other programs too;
 - "wrong-on-as-strided": in a program with an as_strided view, every read is
   off by one, as if the view's lowering were wrong (issue 27: step programs
-  had no as_strided; the generator must reach it and the oracle see it).
+  had no as_strided; the generator must reach it and the oracle see it);
+- "wrong-on-offset-as-strided": the same, only in a program with an as_strided
+  of a select or slice taking the implicit storage offset (issue 40: it must
+  start at the view's offset, past element 0; pytorch/xla#7859).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from fuzz.judge.xla_audit import KNOWN_COLLISION, HashAudit, known_issue  # noqa
 from fuzz.program.step_codegen import module_source
 from fuzz.program.step_ir import StepProgram
 
-FAULTS = ("stale-after-sync", "cached-result", "wrong-on-as-strided")
+FAULTS = ("stale-after-sync", "cached-result", "wrong-on-as-strided", "wrong-on-offset-as-strided")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 _VERDICT_TAG = "SHAPEFUZZ-VERDICT "
 _loaded: dict = {}  # source -> namespace; a replay reuses the same function object
@@ -65,13 +68,25 @@ def load(p: StepProgram) -> dict:
     return _loaded[src]
 
 
+def _implicit_offset_as_strided(p: StepProgram) -> bool:
+    """An as_strided without an offset argument whose base is a select or a slice."""
+    made = {}
+    for _, s in p.steps():
+        if s.op == "as_strided" and "offset" not in s.params and made.get(s.args[0]) in ("select", "slice"):
+            return True
+        if s.out:
+            made[s.out] = s.op
+    return False
+
+
 def _faulty(observe, fault: str | None, p: StepProgram | None = None):
     if fault is None:
         return observe
     if fault not in FAULTS:
         raise ValueError(f"unknown fault {fault!r}; use one of {FAULTS}")
-    if fault == "wrong-on-as-strided":
-        strided = p is not None and any(s.op == "as_strided" for _, s in p.steps())
+    if fault in ("wrong-on-as-strided", "wrong-on-offset-as-strided"):
+        strided = p is not None and (_implicit_offset_as_strided(p) if fault == "wrong-on-offset-as-strided"
+                                     else any(s.op == "as_strided" for _, s in p.steps()))
         return (lambda label, v: observe(label, v + 1)) if strided else observe
     first: dict = {}
 

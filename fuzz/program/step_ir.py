@@ -123,10 +123,12 @@ OPS: dict[str, StepOp] = _ops(
     StepOp("expand", "view", (1, 1), {"shape": ("shape", True)},
            lambda a, p: f"{a[0]}.expand({_shape(p['shape'])})"),
     StepOp("detach", "view", (1, 1), {}, lambda a, p: f"{a[0]}.detach()"),
-    # sizes and strides over args[0]'s storage, from its start plus `offset` (the base is a fresh tensor)
+    # sizes and strides over args[0]'s storage, from its start plus `offset`; without `offset`, from args[0]'s
+    # own storage offset (eager's implicit one: a select's start past element 0)
     StepOp("as_strided", "view", (1, 1), {"size": ("shape", True), "stride": ("strides", True),
                                           "offset": ("pos0", False)},
-           lambda a, p: f"{a[0]}.as_strided({_shape(p['size'])}, {_shape(p['stride'])}, {p.get('offset', 0)})"),
+           lambda a, p: f"{a[0]}.as_strided({_shape(p['size'])}, {_shape(p['stride'])}"
+                        + (f", {p['offset']})" if "offset" in p else ")")),
     # effects: a graph boundary, reads back to the host, explicit buffer donation
     StepOp("sync", "sync", (0, 0), {"how": ("sync_how", False)},
            lambda a, p: "mark_step()" if p.get("how") == "mark_step" else "sync()", label="torch_xla.sync"),

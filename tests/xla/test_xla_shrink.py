@@ -7,7 +7,7 @@ pytest.importorskip("torch_xla")
 
 from fuzz.campaign.generate import generate  # noqa: E402
 from fuzz.findings.signature import in_bucket, signature  # noqa: E402
-from fuzz.judge.steps import run_step_program  # noqa: E402
+from fuzz.judge.steps import _implicit_offset_as_strided, run_step_program  # noqa: E402
 from fuzz.findings.shrink_steps import n_steps, shrink_steps  # noqa: E402
 from fuzz.program.step_ir import check  # noqa: E402
 from strategies.steps import step_programs  # noqa: E402
@@ -41,6 +41,25 @@ def test_a_planted_as_strided_fault_is_found_and_shrinks_to_the_view():
     res = shrink_steps(found, evaluate, time_budget=120)
     ops = [s.op for _, s in res.program.steps()]
     assert "as_strided" in ops and res.steps_after <= 4, ops
+    assert run_step_program(res.program).outcome.value == "ok"
+
+
+def test_a_planted_implicit_offset_as_strided_fault_is_found_and_shrinks_to_the_chain():
+    """Issue 40: an as_strided with the implicit storage offset of a select (a view past element 0) is drawn.
+    A fault wrong only there is found in the default stream (seed 0) within 2,000 programs and shrinks to a
+    creation, the select, the as_strided without offset and a read."""
+    evaluate = planted("wrong-on-offset-as-strided")
+    # the fault is silent without the form by construction: judge only the programs that have it
+    at, found = next((i, p) for i, p in enumerate(generate(step_programs(), seed_=0, count=2000))
+                     if _implicit_offset_as_strided(p))
+    assert at < 2000 and evaluate(found).is_finding
+    assert run_step_program(found).outcome.value == "ok"
+    res = shrink_steps(found, evaluate, time_budget=120)
+    steps = [s for _, s in res.program.steps()]
+    strided = [s for s in steps if s.op == "as_strided"]
+    assert len(strided) == 1 and "offset" not in strided[0].params, steps
+    assert [s.op for s in steps if s.op in ("select", "slice")] == ["select"], steps
+    assert res.steps_after <= 4, steps
     assert run_step_program(res.program).outcome.value == "ok"
 
 
