@@ -145,9 +145,10 @@ def test_as_strided_of_a_select_takes_the_implicit_offset_and_agrees_with_torch_
 
     progs = [p for p in generate(step_programs(), seed_=0, count=300) if _implicit_offset_as_strided(p)]
     assert len(progs) >= 3, len(progs)
-    assert all(run_step_program(p).outcome.value == "ok" for p in progs[:3])
     steps = [Step("tensor", params={"data": [[1, 2], [3, 4]]}, out="t0"), Step("select", ["t0"], {"dim": 0, "index": 1}, out="t1"),
              Step("as_strided", ["t1"], {"size": [1], "stride": [1]}, out="t2"), Step("observe", ["t2"])]
     p = StepProgram(blocks=[Block(steps=steps)], dtype="float32")
-    v = run_step_program(p)
-    assert v.outcome.value == "ok" and "t1.as_strided((1,), (1,))" in module_source(p)
+    assert "t1.as_strided((1,), (1,))" in module_source(p)
+    pytest.importorskip("torch_xla")  # the rest judges on torch_xla (the main suite's venv has none)
+    assert all(run_step_program(q).outcome.value == "ok" for q in progs[:3])
+    assert run_step_program(p).outcome.value == "ok"
