@@ -84,10 +84,10 @@ def _faulty(observe, fault: str | None, p: StepProgram | None = None):
         return observe
     if fault not in FAULTS:
         raise ValueError(f"unknown fault {fault!r}; use one of {FAULTS}")
-    if fault in ("wrong-on-as-strided", "wrong-on-offset-as-strided"):
-        strided = p is not None and (_implicit_offset_as_strided(p) if fault == "wrong-on-offset-as-strided"
-                                     else any(s.op == "as_strided" for _, s in p.steps()))
-        return (lambda label, v: observe(label, v + 1)) if strided else observe
+    strided = {"wrong-on-as-strided": lambda q: any(s.op == "as_strided" for _, s in q.steps()),
+               "wrong-on-offset-as-strided": _implicit_offset_as_strided}.get(fault)
+    if strided is not None:
+        return (lambda label, v: observe(label, v + 1)) if p is not None and strided(p) else observe
     first: dict = {}
 
     def stale(label, v):

@@ -300,7 +300,6 @@ def run(script: str, *, cwd: str, env: dict, timeout: float) -> tuple[int | None
     stderr, its CPU-seconds); None where no zygote may run it (none named, gone, or `env` differs from its
     own in a variable read at import)."""
     import tempfile
-    import threading
 
     path = os.environ.get(ENV)
     if not path and not _no_start_under_way.is_set():
