@@ -24,7 +24,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FLAGS = {"blind": [], "swarm": ["--swarm"], "guided": ["--swarm", "--guided"], "pair": ["--pair-aimed"]}
+FLAGS = {"blind": ["--draw", "blind"], "swarm": ["--swarm"], "guided": ["--swarm", "--guided"], "pair": ["--pair-aimed"]}
 REACH_FLAGS = {"blind": [], "swarm": ["--swarm"], "pair": ["--pair-aimed"]}  # modes whose stream reach.py draws
 
 

@@ -30,7 +30,7 @@ if [ "$mode" = three ]; then
   cat "$out/three.txt"
   exit $rc
 fi
-case "$mode" in blind) flags=();; swarm) flags=(--swarm);; pair) flags=(--pair-aimed);;
+case "$mode" in blind) flags=(--draw blind);; swarm) flags=(--swarm);; pair) flags=(--pair-aimed);;
   *) echo "MODE: blind, swarm, pair or three" >&2; exit 2;; esac
 state=runs/modes-$mode-$seed
 mkdir -p "$state/corpus" && cp corpus/known_issues.json "$state/corpus/"

@@ -19,9 +19,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLANTED = "fuzz.planted:corrupt_large"
 
 
+# The campaigns here draw blind: their CASES and SEEDS were counted on blind draws' streams, the default
+# before pair-aimed draws (docs/benchmarks.md); tests/test_pair_aimed.py runs plants under pair-aimed ones.
 def run_cmd(state, corpus, n, backend=PLANTED, workers="1", extra=("--no-shrink", "--no-triage"), seed=4):
     return [sys.executable, "-m", "fuzz", "run", "--backend", backend, "--max-cases", str(n), "--seed", str(seed),
-            "--state", str(state), "--corpus", str(corpus), "--workers", workers] + list(extra)
+            "--state", str(state), "--corpus", str(corpus), "--workers", workers, "--draw", "blind"] + list(extra)
 
 
 def default_sigint():

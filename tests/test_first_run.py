@@ -33,6 +33,7 @@ def test_a_run_without_corpus_saves_beside_its_state_and_leaves_corpus_alone(tmp
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert f"corpus={os.path.join('st', 'corpus')}" in lines[0]
+    assert "draw=pair-aimed" in lines[0], "the default draw, said where a user reads what runs"
     assert (tmp_path / "st" / "corpus").is_dir()
     assert sorted(os.listdir(tmp_path)) == ["corpus", "st"] and os.listdir(tmp_path / "corpus") == ["known_issues.json"]
     # what the first minute goes to, before any case; then the first case at once, not 30 s later

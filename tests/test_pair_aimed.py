@@ -78,3 +78,61 @@ def test_pair_aimed_is_part_of_the_campaign_identity():
     assert CampaignConfig(pair_aimed=True).identity()["pair_aimed"] is True
     assert "pair_aimed" not in CampaignConfig().identity(), "older state dirs still resume"
     assert isinstance(CampaignConfig(pair_aimed=True).kind().strategy(CampaignConfig(pair_aimed=True)), PairPrograms)
+
+
+# `shapefuzz run` draws pair-aimed unless told (issue 40: the three-way comparison in docs/benchmarks.md), and a
+# state dir run again keeps the draw it began with, so campaigns begun under another default still resume.
+def _args(tmp_path, **kw):
+    import argparse
+
+    base = dict(backend="inductor", draw=None, swarm=False, pair_aimed=False, state=str(tmp_path / "st"))
+    return argparse.Namespace(**{**base, **kw})
+
+
+def _stored(tmp_path, **identity):
+    import json
+
+    (tmp_path / "st").mkdir()
+    (tmp_path / "st" / "config.json").write_text(json.dumps({"backend": "inductor", "seed": 0, **identity}))
+
+
+def test_run_draws_pair_aimed_by_default_and_blind_for_step_programs(tmp_path):
+    from fuzz.cli.run import resolved_draw
+
+    assert resolved_draw(_args(tmp_path)) == "pair-aimed"
+    assert resolved_draw(_args(tmp_path, backend="xla")) == "blind"
+    assert resolved_draw(_args(tmp_path, draw="blind")) == "blind"
+    assert resolved_draw(_args(tmp_path, swarm=True)) == "swarm"
+
+
+@pytest.mark.parametrize("identity, draw", [({}, "blind"), ({"swarm": True}, "swarm"),
+                                            ({"pair_aimed": True}, "pair-aimed")])
+def test_a_state_dir_run_again_keeps_its_draw(tmp_path, identity, draw):
+    from fuzz.campaign.driver import CampaignConfig
+    from fuzz.campaign.draws import draw_flags
+    from fuzz.cli.run import resolved_draw
+
+    _stored(tmp_path, **identity)
+    assert resolved_draw(_args(tmp_path)) == draw
+    assert resolved_draw(_args(tmp_path, draw="swarm")) == "swarm", "a flag given wins (opening then refuses it)"
+    # the identity a resumed run checks is the one stored: blind adds no key, as before draws had names
+    ident = CampaignConfig(**draw_flags(draw)).identity()
+    assert {k: ident[k] for k in ("swarm", "pair_aimed") if k in ident} == identity
+
+
+def test_an_unreadable_state_config_leaves_the_draw_to_the_default_and_the_error_to_opening(tmp_path):
+    from fuzz.cli.run import resolved_draw
+
+    (tmp_path / "st").mkdir()
+    (tmp_path / "st" / "config.json").write_text("{not json")
+    assert resolved_draw(_args(tmp_path)) == "pair-aimed"
+
+
+def test_a_draw_other_than_blind_is_refused_for_step_programs(tmp_path):
+    from fuzz.cli.run import _bad_menu
+
+    args = _args(tmp_path, backend="xla", families=None, ops=None, device="cpu")
+    assert _bad_menu(args) is None, "the default draws blind there"
+    assert _bad_menu(_args(tmp_path, backend="xla", draw="blind", families=None, ops=None, device="cpu")) is None
+    why = _bad_menu(_args(tmp_path, backend="xla", draw="pair-aimed", families=None, ops=None, device="cpu"))
+    assert why and "--draw pair-aimed applies to torch.compile backends" in why

@@ -19,6 +19,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from fuzz.campaign.disk import DiskGovernor
+from fuzz.campaign.draws import draw_of
 from fuzz.campaign.executor import open_executor
 from fuzz.campaign.followup import FollowUps
 from fuzz.campaign.recorder import Recorder
@@ -26,7 +27,6 @@ from fuzz.campaign.sizing import drawing_processes, usable_cpus
 from fuzz.campaign.source import CaseSource, open_guide
 from fuzz.campaign.state import CampaignState, StateError
 from fuzz.campaign.winddown import WindDown
-
 
 # The per-case time limit `shapefuzz run` gives by device type (else 300 s). A hang
 # holds its worker this long: on the H100 a cluster of 3 near-identical hanging
@@ -85,6 +85,10 @@ class CampaignConfig:
         ident.update({k: list(v) for k, v in (("families", self.families), ("ops", self.ops)) if v})
         ident.update({k: True for k in ("swarm", "pair_aimed", "guided") if getattr(self, k)})
         return ident
+
+    @property
+    def draw(self) -> str:
+        return draw_of({"swarm": self.swarm, "pair_aimed": self.pair_aimed})
 
     def kind(self):
         """The program kind the backend judges (fuzz/kinds)."""

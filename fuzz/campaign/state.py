@@ -228,6 +228,15 @@ class CampaignState:
         _read_json(os.path.join(state_dir, "state.json"), _SNAPSHOT_FIX)
         return old
 
+    @staticmethod
+    def stored_config(state_dir: str) -> dict | None:
+        """The campaign identity a state dir records; None when it has none or it cannot be read (opening
+        the dir then says why)."""
+        try:
+            return _read_json(os.path.join(state_dir, "config.json"), _CONFIG_FIX)
+        except (StateError, OSError):
+            return None
+
     def close(self) -> None:
         """Release the dir's lock (also released when this object is dropped or this process dies)."""
         lock, self._lock = self._lock, None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+from fuzz.campaign.draws import DRAWS
 from fuzz.cli.common import (EXIT_BAD_INPUT, EXIT_BUG, EXIT_OK, count, device_arg, error, missing_device,
                              parse_duration, parse_size, unknown_backend)
 
@@ -29,13 +30,15 @@ def add_parser(subparsers):
                    help="draw ops of these families only, e.g. matrix nn (default: all; `shapefuzz ops` lists them)")
     r.add_argument("--ops", nargs="+", default=None, metavar="OP",
                    help="draw these ops only, e.g. mm addmm (default: all; `shapefuzz ops` lists them)")
-    r.add_argument("--swarm", action="store_true",
-                   help="swarm draws: each batch of 100 programs draws from a random part of the menu (op families, "
-                   "dtypes, layouts, marks, settings), so rare combinations are common in some batches (docs/generator.md)")
-    r.add_argument("--pair-aimed", action="store_true",
-                   help="pair-aimed draws: each program is made to hold three pairs (a value's layout, alias, mark, "
-                   "dtype class or producer, or a setting, x the op that reads it) taken in turn from every such "
-                   "pair, so rare conjunctions are drawn (docs/generator.md)")
+    r.add_argument("--draw", choices=DRAWS, default=None,
+                   help="how torch.compile programs are drawn. pair-aimed (the default): each program is made to "
+                   "hold three pairs (a value's layout, alias, mark, dtype class or producer, or a setting, x the op "
+                   "that reads it) taken in turn from every such pair, so rare conjunctions are drawn; it found the "
+                   "most bugs per GPU-hour (docs/benchmarks.md). blind: each op and feature on its own (cheaper "
+                   "programs, fewer conjunctions). swarm: each batch of 100 from a random part of the menu. A state "
+                   "dir run again keeps the draw it began with (docs/generator.md)")
+    r.add_argument("--swarm", action="store_true", help="the same as --draw swarm")
+    r.add_argument("--pair-aimed", action="store_true", help="the same as --draw pair-aimed")
     r.add_argument("--coverage", action="store_true",
                    help="measure which lines of torch's compiler each case reaches (Python 3.12+; `stats` shows the "
                    "total, cases.jsonl each case's new lines; docs/generator.md)")
@@ -99,6 +102,7 @@ def case_timeout(given: float | None, device: str, time_limit: float | None = No
 
 def cmd(args) -> int:
     from fuzz.campaign.disk import default_cache_limit, limit_line
+    from fuzz.campaign.draws import draw_flags
     from fuzz.campaign.driver import CampaignConfig, run_campaign
     from fuzz.campaign.progress import Progress, pending_line, print_summary
     from fuzz.campaign.sizing import size_pool
@@ -113,6 +117,7 @@ def cmd(args) -> int:
     if why:
         error(why)
         return EXIT_BAD_INPUT
+    draw = resolved_draw(args)
     devices = _cuda_devices(args) if args.ray is None else None  # with --ray, each node's GPUs
     if isinstance(devices, str):
         error(devices)
@@ -121,7 +126,7 @@ def cmd(args) -> int:
     cfg = CampaignConfig(backend=args.backend, device=args.device, seed=args.seed, max_cases=args.max_cases,
                          time_limit=args.time, max_findings=args.max_findings, max_ops=args.max_ops,
                          families=tuple(args.families) if args.families else None,
-                         ops=tuple(args.ops) if args.ops else None, swarm=args.swarm, pair_aimed=args.pair_aimed,
+                         ops=tuple(args.ops) if args.ops else None, **draw_flags(draw),
                          coverage=args.coverage or args.guided, guided=args.guided,
                          modes=tuple(args.modes) if args.modes else None, options_menu=args.options_menu,
                          state_dir=args.state, corpus_dir=args.corpus,
@@ -135,7 +140,8 @@ def cmd(args) -> int:
     limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
     limit += f" time={cfg.time_limit:.0f}s" if cfg.time_limit else ""
     said = sys.stderr if args.json else sys.stdout  # --json: stdout is the summary alone
-    print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed} {limit.strip()} "
+    drawn = f" draw={draw}" if cfg.kind().name == "compiled" else ""
+    print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed}{drawn} {limit.strip()} "
           f"timeout={cfg.timeout:g}s per case{' (the time limit)' if cfg.timeout == cfg.time_limit else ''} "
           f"state={cfg.state_dir} corpus={cfg.corpus_dir}", file=said, flush=True)
     print(f"shapefuzz run: {sizing.line() if sizing else _ray_line(args)}; "
@@ -266,19 +272,45 @@ def _bad_coverage(args) -> str | None:
     return None
 
 
+def _draws_given(args) -> list:
+    """The draws the command line names, as (flag, draw)."""
+    given = [(f"--draw {args.draw}", args.draw)] if args.draw else []
+    return given + [(flag, draw) for flag, draw, on in (("--swarm", "swarm", args.swarm),
+                                                        ("--pair-aimed", "pair-aimed", args.pair_aimed)) if on]
+
+
+def resolved_draw(args) -> str:
+    """The draw: the one given; else the one the state dir's campaign began with (so running a command again
+    resumes it, whatever the default was then); else pair-aimed for torch.compile programs, blind for the
+    step programs of other backends (they have one way to draw)."""
+    from fuzz.campaign.draws import draw_of
+    from fuzz.campaign.state import CampaignState
+    from fuzz.judge.backends import backend
+
+    given = _draws_given(args)
+    if given:
+        return given[0][1]
+    stored = CampaignState.stored_config(args.state) if args.state else None
+    if stored is not None:
+        return draw_of(stored)
+    return "pair-aimed" if backend(args.backend).kind == "compiled" else "blind"
+
+
 def _bad_menu(args) -> str | None:
-    """--families / --ops / --swarm / --pair-aimed: known names, and only for torch.compile programs."""
-    if not (args.families or args.ops or args.swarm or args.pair_aimed):
+    """--families / --ops / --draw: known names, one draw, and only for torch.compile programs."""
+    given = _draws_given(args)
+    if len({d for _, d in given}) > 1:
+        return f"{' and '.join(f for f, _ in given)} are two ways to draw: give one of them"
+    drawn = [(f, d) for f, d in given if d != "blind"]  # blind is how every backend draws
+    if not (args.families or args.ops or drawn):
         return None
     from fuzz.judge.backends import backend
     from fuzz.program.opdb import OPS
     from fuzz.program.opspec import FAMILIES
 
-    flag = "--families" if args.families else "--ops" if args.ops else "--swarm" if args.swarm else "--pair-aimed"
-    if args.swarm and args.ops:
+    flag = "--families" if args.families else "--ops" if args.ops else drawn[0][0]
+    if args.ops and any(d == "swarm" for _, d in given):
         return "--swarm and --ops: --ops names the menu itself; give --swarm alone, or with --families"
-    if args.swarm and args.pair_aimed:
-        return "--swarm and --pair-aimed are two ways to draw: give one of them"
     if backend(args.backend).kind != "compiled":
         return f"{flag} applies to torch.compile backends (the {args.backend} backend draws its own step programs)"
     bad = sorted(set(args.families or ()) - set(FAMILIES))
