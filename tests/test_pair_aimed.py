@@ -136,3 +136,28 @@ def test_a_draw_other_than_blind_is_refused_for_step_programs(tmp_path):
     assert _bad_menu(_args(tmp_path, backend="xla", draw="blind", families=None, ops=None, device="cpu")) is None
     why = _bad_menu(_args(tmp_path, backend="xla", draw="pair-aimed", families=None, ops=None, device="cpu"))
     assert why and "--draw pair-aimed applies to torch.compile backends" in why
+
+
+@pytest.mark.campaign
+def test_the_default_campaign_draws_the_rare_triple_blind_draws_reach_late(tmp_path):
+    """`shapefuzz run` with no --draw (pair-aimed) on seed 4 meets wrong_on_rare_triple (a wrong value only where
+    three features meet in one program) at case 46; blind draws on that seed met it first at case 930 when it was counted
+    (tests/test_campaign.py's CASES note, where its test runs seed 0). The entry is the plant's: no stock backend
+    reproduces it."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.test_campaign import env, fresh_corpus, stock_reproducing
+
+    state, corpus = tmp_path / "st", fresh_corpus(tmp_path, "corpus")
+    r = subprocess.run([sys.executable, "-m", "fuzz", "run", "--backend", "fuzz.planted:wrong_on_rare_triple",
+                        "--max-cases", "48", "--seed", "4", "--workers", "0", "--no-shrink", "--no-triage",
+                        "--state", str(state), "--corpus", str(corpus)],
+                       env=env(), capture_output=True, text=True, timeout=900)
+    assert "draw=pair-aimed" in r.stdout.splitlines()[0]
+    assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
+    entries = [d for d in corpus.iterdir() if d.is_dir() and not d.name.startswith(".")]
+    planted = [e for e in entries if not stock_reproducing(e)]
+    assert planted, f"{[e.name for e in entries]}: none the plant's"
+    assert all(json.load(open(e / "verdict.json"))["outcome"] == "divergence" for e in planted)
