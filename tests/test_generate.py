@@ -82,18 +82,21 @@ def test_a_count_inside_a_batch_draws_its_first_programs_only(monkeypatch):
     batch's first programs (a cut batch short of distinct programs is drawn again, whole); a cut batch
     makes no checkpoint (its keys are not the whole batch's)."""
     few = st.integers(0, 1000).map(lambda x: _Values([x % 3 if x < 900 else x]))  # duplicates in a batch
-    whole = {s: [p.to_json() for p in gen.generate(few, seed_=s, count=12, batch_size=30)] for s in range(6)}
+    distinct = {}  # seed -> batch 0's distinct programs, in order, drawn whole
+    for s in range(3):
+        drawn = [p.to_json() for p in gen._batch(few, s, 0, 30)]
+        distinct[s] = [x for k, x in enumerate(drawn) if x not in drawn[:k]]
     calls = []
     real_batch = gen._batch
     monkeypatch.setattr(gen, "_batch", lambda *a: calls.append(a[2:]) or real_batch(*a))
     redrawn = 0
-    for s in range(6):
-        for count in (1, 5, 8):
+    for s in range(3):
+        for count in (1, 3, len(distinct[s])):
             calls.clear()
             records = []
             got = [p.to_json() for p in gen.generate(few, seed_=s, count=count, batch_size=30,
                                                      on_batch=lambda *r: records.append(r))]
-            assert got == whole[s][:count]
+            assert got == distinct[s][:count]
             assert calls[0] == (0, 30, count + gen._SPARE)  # cut
             redrawn += (0, 30) in calls  # duplicates took the spare programs: drawn again, whole
             assert {r[0] for r in records} <= {c[0] for c in calls if c[2:] in ((), (None,))}
