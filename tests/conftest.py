@@ -15,3 +15,10 @@ collect_ignore = ["ray"] if os.environ.get("PYTEST_XDIST_WORKER") else []
 from fuzz.judge.backends import allow_modules  # noqa: E402
 
 allow_modules(["tests.planted_extra", "toybackends", "test_triage"])  # and two tests' own modules
+
+
+def pytest_collection_modifyitems(config, items):
+    """The campaign tests (half a minute to a minute each) first, then the rest (seconds each): spread over
+    pytest-xdist's workers in this order, a run ends on short tests, not on one long test drawn last that
+    keeps one worker busy while the other has nothing left (CI's `scripts/test.sh --all`)."""
+    items.sort(key=lambda item: item.get_closest_marker("campaign") is None)  # stable: file order otherwise

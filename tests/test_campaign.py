@@ -364,10 +364,11 @@ def stock_reproducing(entry) -> list:
     return out
 
 
-def assert_settled(corpus, state, backend=None, triaged=False):
+def assert_settled(corpus, state, backend=None, triaged=False, stock_of=None):
     """Every entry re-keyed by its minimal signature, shrunk, triaged once when `triaged` (a campaign run
     with --triage; by default the triage waits for the report); no job pending, failed or run twice. With `backend` (a planted one), each
-    entry that no stock backend reproduces is that plant's bug, in one of its minimal forms."""
+    entry that no stock backend reproduces is that plant's bug, in one of its minimal forms. `stock_of`, a dict,
+    is given each entry's stock backends that reproduce it (judged once: a compile each)."""
     jobs = lines(state / "jobs.jsonl")
     finished = [(r["job"], r["event"]) for r in jobs if r["event"] in ("done", "skipped", "failed")]
     log = (state / "followup.log").read_text() if (state / "followup.log").exists() else ""
@@ -386,6 +387,8 @@ def assert_settled(corpus, state, backend=None, triaged=False):
             runs = [t.split(" (")[0] for t in triage_runs if t.startswith(f"triaged {name} ")]  # may end " (where)"
             assert runs and len(runs) == len(set(runs)), triage_runs
         stock = stock_backends_reproducing(e) if triaged else stock_reproducing(e)
+        if stock_of is not None:
+            stock_of[name] = stock
         if backend and not stock:
             assert [o["op"] for o in program["ops"]] in MINIMAL_OPS[backend]
             assert len(program["inputs"]) in MINIMAL_INPUTS.get(backend, (1,)), program
@@ -489,8 +492,9 @@ def test_one_planted_bug_gives_one_entry(tmp_path, name):
                                extra=("--no-triage",) + EXTRA.get(name, ()), seed=SEEDS.get(name, 4)),
                        env=env(), capture_output=True, text=True, timeout=900)
     assert r.returncode == 1, r.stderr[-2000:]
-    entries = assert_settled(corpus, state, name, triaged=False)
-    stock = {e: stock_reproducing(corpus / e) for e in entries}
+    stock = {}
+    entries = assert_settled(corpus, state, name, triaged=False, stock_of=stock)
+    assert sorted(stock) == entries
     planted = [e for e in entries if not stock[e]]
     assert 1 <= len(planted) <= 2, f"{entries} after {CASES[name]} cases"
     for e in set(entries) - set(planted):  # torch's own bugs: reported, not the plant's

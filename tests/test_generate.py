@@ -64,10 +64,10 @@ def test_a_checkpoint_resumes_the_same_stream_without_drawing_earlier_batches(mo
     records = []
     full = [p.to_json() for p in gen.generate(_STRATEGY, seed_=4, count=230, batch_size=50,
                                               on_batch=lambda *r: records.append(r))]
-    assert [r[0] for r in records] == [0, 1, 2, 3, 4] and records[-1][1] >= 230
+    assert [r[0] for r in records] == [0, 1, 2, 3] and records[-1][1] < 230  # batch 4, cut at the count: none
     drawn = []
     real_batch = gen._batch
-    monkeypatch.setattr(gen, "_batch", lambda st_, s, b, n: drawn.append(b) or real_batch(st_, s, b, n))
+    monkeypatch.setattr(gen, "_batch", lambda st_, s, b, *a: drawn.append(b) or real_batch(st_, s, b, *a))
     for first_needed in (0, 49, 50, 120, 229):
         cp = gen.checkpoint(records, first_needed)
         assert cp.produced <= first_needed < cp.produced + 50
@@ -75,6 +75,37 @@ def test_a_checkpoint_resumes_the_same_stream_without_drawing_earlier_batches(mo
         resumed = [p.to_json() for p in gen.generate(_STRATEGY, seed_=4, count=230, batch_size=50, start=cp)]
         assert resumed == full[cp.produced:]
         assert drawn[0] == cp.batch == first_needed // 50  # no duplicates in this stream: batches of 50
+
+
+def test_a_count_inside_a_batch_draws_its_first_programs_only(monkeypatch):
+    """The batch a count ends in is drawn only a few programs past what is needed: they are the whole
+    batch's first programs (a cut batch short of distinct programs is drawn again, whole); a cut batch
+    makes no checkpoint (its keys are not the whole batch's)."""
+    few = st.integers(0, 1000).map(lambda x: _Values([x % 3 if x < 900 else x]))  # duplicates in a batch
+    distinct = {}  # seed -> batch 0's distinct programs, in order, drawn whole
+    for s in range(3):
+        drawn = [p.to_json() for p in gen._batch(few, s, 0, 30)]
+        distinct[s] = [x for k, x in enumerate(drawn) if x not in drawn[:k]]
+    calls = []
+    real_batch = gen._batch
+    monkeypatch.setattr(gen, "_batch", lambda *a: calls.append(a[2:]) or real_batch(*a))
+    redrawn = 0
+    for s in range(3):
+        for count in (1, 3, len(distinct[s])):
+            calls.clear()
+            records = []
+            got = [p.to_json() for p in gen.generate(few, seed_=s, count=count, batch_size=30,
+                                                     on_batch=lambda *r: records.append(r))]
+            assert got == distinct[s][:count]
+            assert calls[0] == (0, 30, count + gen._SPARE)  # cut
+            redrawn += (0, 30) in calls  # duplicates took the spare programs: drawn again, whole
+            assert {r[0] for r in records} <= {c[0] for c in calls if c[2:] in ((), (None,))}
+    assert redrawn
+    full = [p.to_json() for p in gen.generate(_STRATEGY, seed_=4, count=50, batch_size=50)]
+    records = []
+    cut = [p.to_json() for p in gen.generate(_STRATEGY, seed_=4, count=7, batch_size=50,
+                                             on_batch=lambda *r: records.append(r))]
+    assert cut == full[:7] and calls[-1] == (0, 50, 7 + gen._SPARE) and records == []
 
 
 def test_checkpoints_need_every_batch_before_them():
@@ -93,9 +124,9 @@ def test_the_next_batch_is_drawn_while_this_one_is_used():
 
     drawn = []
 
-    def spy(strategy, seed_, batch, size=gen.BATCH):
+    def spy(strategy, seed_, batch, size=gen.BATCH, limit=None):
         drawn.append((batch, threading.current_thread().name))
-        return in_line(strategy, seed_, batch, size)
+        return in_line(strategy, seed_, batch, size, limit)
 
     in_line = gen._batch
     stream = gen.generate(_STRATEGY, seed_=4, batch_size=10)

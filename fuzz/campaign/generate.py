@@ -23,6 +23,11 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from fuzz.program.ir import Program
 
 BATCH = 100
+# A stream whose count ends inside a batch draws that batch only this many programs past what it
+# still needs (a program equal to an earlier one is dropped): a 12-case campaign drew all 100 of its
+# first batch, ~2 CPU-s, before judging its first case. The programs drawn are the batch's first ones,
+# the same as the whole batch's (Hypothesis draws in order; max_examples stays the batch size).
+_SPARE = 5
 # Hypothesis's constant pools are process-wide, and no_local_constants swaps
 # them for the length of a draw: a second draw in flight saw the swap undone or
 # its cache cleared and drew other programs (3 in 720 side-by-side draws; 0 in
@@ -48,8 +53,9 @@ def generate(strategy, *, seed_: int = 0, count: int | None = None, skip: int = 
     checkpoint (the first program yielded is number start.produced) instead of
     drawing every batch before it again; `on_batch(batch, produced, keys)` is
     told each batch's new keys once it is drawn, to make such checkpoints.
-    `batch_size` is part of the stream: campaigns keep the default; a caller
-    wanting a few programs asks for smaller batches rather than draw 100.
+    `batch_size` is part of the stream: campaigns keep the default; the
+    batch a `count` ends in is drawn only a few programs past it (its first
+    programs, as drawn whole), and makes no checkpoint.
     With `processes` > 0 and `recipe` (a picklable function that returns
     the strategy), batches are drawn in that many processes, several ahead:
     the same stream, since each batch has its own seed. A `strategy` with
@@ -64,13 +70,14 @@ def generate(strategy, *, seed_: int = 0, count: int | None = None, skip: int = 
     try:
         source.ask_from(batch, None if count is None else count - produced)
         while count is None or produced < count:
-            fresh = []
-            for p in source.take(batch):
-                key = hashlib.sha1(p.to_json(sort_keys=True).encode()).hexdigest()
-                if key not in seen:
-                    seen.add(key)
-                    fresh.append((key, p))
-            if on_batch is not None:
+            while True:
+                drawn, whole = source.take(batch)
+                fresh = _fresh(drawn, seen)
+                if whole or len(fresh) >= count - produced:
+                    break
+                source.ask_whole(batch)  # duplicates took the spare programs of a cut batch
+            seen.update(k for k, _ in fresh)
+            if on_batch is not None and whole:  # a checkpoint needs the whole batch's keys
                 on_batch(batch, produced + len(fresh), [k for k, _ in fresh])
             batch += 1
             left = None if count is None else count - produced - len(fresh)
@@ -86,23 +93,47 @@ def generate(strategy, *, seed_: int = 0, count: int | None = None, skip: int = 
         source.close()
 
 
+def _fresh(drawn, seen) -> list:
+    """(key, program) of each program of `drawn` not in `seen` nor earlier in `drawn`."""
+    fresh, keys = [], set()
+    for p in drawn:
+        key = hashlib.sha1(p.to_json(sort_keys=True).encode()).hexdigest()
+        if key not in seen and key not in keys:
+            keys.add(key)
+            fresh.append((key, p))
+    return fresh
+
+
+def _cut(left: int | None, size: int) -> int | None:
+    """How many programs of a batch to draw when `left` are still needed: None for all of it."""
+    return None if left is None or left + _SPARE >= size else left + _SPARE
+
+
 class _InThread:
-    """Batches drawn one ahead, in a thread of this process (_ahead)."""
+    """Batches drawn one ahead, in a thread of this process (_ahead); the last one a count needs is cut
+    short (_cut)."""
 
     def __init__(self, strategy, seed_: int, size: int):
         self._args = (strategy, seed_)
         self._size = size
-        self._drawing: dict = {}  # batch -> _ahead's waiter
+        self._drawing: dict = {}  # batch -> (_ahead's waiter, its limit)
 
     def ask_from(self, batch: int, left: int | None) -> None:
         if batch not in self._drawing:
-            self._drawing[batch] = _ahead(_batch, *self._args, batch, self._size)
+            limit = _cut(left, self._size)
+            self._drawing[batch] = (_ahead(_batch, *self._args, batch, self._size, limit), limit)
 
-    def take(self, batch: int) -> list[Program]:
-        return self._drawing.pop(batch)()
+    def ask_whole(self, batch: int) -> None:
+        self._drawing[batch] = (_ahead(_batch, *self._args, batch, self._size), None)
+
+    def take(self, batch: int) -> tuple[list[Program], bool]:
+        """The batch's programs, and whether they are all of it (a cut batch drawn to its limit may not be)."""
+        waiter, limit = self._drawing.pop(batch)
+        drawn = waiter()
+        return drawn, limit is None or len(drawn) < limit
 
     def close(self) -> None:
-        for waiter in self._drawing.values():
+        for waiter, _ in self._drawing.values():
             waiter.wait()
 
 
@@ -113,6 +144,7 @@ class _InProcesses:
         self._drawers = BatchDrawers(recipe, processes)
         self._processes, self._seed, self._size = processes, seed_, size
         self._ahead = None  # the next batch not yet asked for
+        self._limits: dict = {}  # batch asked for -> its limit
 
     def ask_from(self, batch: int, left: int | None) -> None:
         if self._ahead is None:
@@ -120,11 +152,19 @@ class _InProcesses:
         # a count-limited stream asks for no batch it cannot need (each yields at most size programs)
         limit = self._processes if left is None else min(self._processes, -(-left // self._size))
         while self._ahead - batch < max(1, limit):
-            self._drawers.ask(self._seed, self._ahead, self._size)
+            # cut as if no program were a duplicate (one that is draws the batch again, whole)
+            cut = _cut(None if left is None else left - (self._ahead - batch) * self._size, self._size)
+            self._drawers.ask(self._seed, self._ahead, self._size, cut)
+            self._limits[self._ahead] = cut
             self._ahead += 1
 
-    def take(self, batch: int) -> list[Program]:
-        return self._drawers.take(batch)
+    def ask_whole(self, batch: int) -> None:
+        self._drawers.ask(self._seed, batch, self._size)
+        self._limits[batch] = None
+
+    def take(self, batch: int) -> tuple[list[Program], bool]:
+        drawn, limit = self._drawers.take(batch), self._limits.pop(batch)
+        return drawn, limit is None or len(drawn) < limit
 
     def close(self) -> None:
         self._drawers.close()
@@ -141,11 +181,11 @@ def _drawer_main(conn, recipe) -> None:
     strategy = recipe()
     while True:
         try:
-            seed_, batch, size = conn.recv()
+            seed_, batch, size, limit = conn.recv()
         except (EOFError, OSError):
             return
         try:
-            answer = (batch, True, _batch(strategy, seed_, batch, size))
+            answer = (batch, True, _batch(strategy, seed_, batch, size, limit))
         except Exception as e:  # noqa: BLE001 - raised again in the campaign
             answer = (batch, False, f"{type(e).__name__}: {e}")
         try:
@@ -177,8 +217,8 @@ class BatchDrawers:
     def _conn(self, batch: int):
         return self._conns[batch % len(self._conns)]
 
-    def ask(self, seed_: int, batch: int, size: int) -> None:
-        self._conn(batch).send((seed_, batch, size))
+    def ask(self, seed_: int, batch: int, size: int, limit: int | None = None) -> None:
+        self._conn(batch).send((seed_, batch, size, limit))
 
     def take(self, batch: int) -> list[Program]:
         conn = self._conn(batch)
@@ -275,19 +315,29 @@ def no_local_constants():
 _RUN_PER_PROGRAM = 2
 
 
-def _batch(strategy, seed_: int, batch: int, size: int = BATCH) -> list[Program]:
+def _batch(strategy, seed_: int, batch: int, size: int = BATCH, limit: int | None = None) -> list[Program]:
+    """Batch `batch` of the stream; with `limit`, only its first `limit` programs (drawn alike)."""
     if hasattr(strategy, "each_at"):  # a strategy per program (strategies/aim.py): a run each
         # (in one run of many examples Hypothesis copies a drawn prefix into later ones, so a program's
         # strategy drawn there would repeat: 21 distinct of 100); its simplest draw may be None (not kept)
-        return [p for k, one in enumerate(strategy.each_at(seed_, batch, size))
-                for p in _collect(one, (seed_ * 1_000_003 + batch) * 1_000_003 + k, _RUN_PER_PROGRAM)[-1:]
-                if p is not None]
+        out = []
+        for k, one in enumerate(strategy.each_at(seed_, batch, size)):
+            if limit is not None and len(out) >= limit:
+                break
+            out += [p for p in _collect(one, (seed_ * 1_000_003 + batch) * 1_000_003 + k, _RUN_PER_PROGRAM)[-1:]
+                    if p is not None]
+        return out
     if hasattr(strategy, "at"):  # a strategy per batch (strategies/swarm.py)
         strategy = strategy.at(seed_, batch)
-    return _collect(strategy, seed_ * 1_000_003 + batch, size)
+    return _collect(strategy, seed_ * 1_000_003 + batch, size, limit)
 
 
-def _collect(strategy, seed_: int, size: int) -> list[Program]:
+class _Enough(BaseException):
+    """Ends a Hypothesis run once it drew the programs wanted: not an Exception, which Hypothesis
+    would take for a failing example (and draw it again to report it)."""
+
+
+def _collect(strategy, seed_: int, size: int, limit: int | None = None) -> list[Program]:
     out: list[Program] = []
 
     @seed(seed_)
@@ -296,7 +346,12 @@ def _collect(strategy, seed_: int, size: int) -> list[Program]:
     @given(strategy)
     def collect(p):
         out.append(p)
+        if limit is not None and len(out) >= limit:
+            raise _Enough
 
     with _DRAWING, no_local_constants():
-        collect()
+        try:
+            collect()
+        except _Enough:
+            pass
     return out

@@ -36,6 +36,7 @@ def read_one(value: int) -> StepProgram:
                                             Step("sync"), Step("observe", ["t0"])])], dtype="float32")
 
 
+@pytest.mark.campaign  # whole campaigns: run first (tests/conftest.py)
 def test_campaign_with_a_planted_fault_records_shrinks_and_replays(tmp_path):
     """A deliberately wrong XLA side (reads go stale after a sync) is caught by
     the campaign, recorded as a step-program entry whose repro runs standalone,
@@ -63,6 +64,7 @@ def test_campaign_with_a_planted_fault_records_shrinks_and_replays(tmp_path):
         assert run_step_program(e.program).outcome is Outcome.OK
 
 
+@pytest.mark.campaign  # whole campaigns: run first (tests/conftest.py)
 def test_campaign_without_a_fault_records_only_standalone_findings(tmp_path):
     """Against the real torch_xla every recorded entry must reproduce in a
     fresh process from its own program: its repro.py exits 1."""
