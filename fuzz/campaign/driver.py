@@ -19,7 +19,6 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from fuzz.campaign.disk import DiskGovernor
-from fuzz.campaign.draws import draw_of
 from fuzz.campaign.executor import open_executor
 from fuzz.campaign.followup import FollowUps
 from fuzz.campaign.recorder import Recorder
@@ -85,10 +84,6 @@ class CampaignConfig:
         ident.update({k: list(v) for k, v in (("families", self.families), ("ops", self.ops)) if v})
         ident.update({k: True for k in ("swarm", "pair_aimed", "guided") if getattr(self, k)})
         return ident
-
-    @property
-    def draw(self) -> str:
-        return draw_of({"swarm": self.swarm, "pair_aimed": self.pair_aimed})
 
     def kind(self):
         """The program kind the backend judges (fuzz/kinds)."""
