@@ -507,7 +507,8 @@ def writable_in_backward(made: dict, name: str, a, env: dict | None = None) -> b
     return all(c.op in _WRITABLE_VIEWS for c in made.values() if any(env[x].root == a.root for x in c.args))
 
 
-def _draw_op(d, draft, menu, out, backward=False):
+def _draw_op(d, draft, menu, out, backward=False, pull=_PULL):
+    """An OpCall reading values of draft; its first operand _pulled's value where a draw from `pull` says so."""
     env = draft.env
     values = [env[n] for n in draft.inputs_names + draft.values]
 
@@ -523,9 +524,9 @@ def _draw_op(d, draft, menu, out, backward=False):
     # The first operand walks on to one some op of the menu takes: with a narrow
     # menu (`ops=["mm"]`) the drawn value often suits none. With the full menu
     # the first candidate always suits, so the draws are as before.
-    pull = _pulled(draft)
-    if pull is not None and any(usable_for(pull).values()) and d(st.sampled_from(_PULL)):
-        a_name = pull
+    pulled = _pulled(draft)
+    if pulled is not None and any(usable_for(pulled).values()) and d(st.sampled_from(pull)):
+        a_name = pulled
     else:
         a_name = _draw_ref(d, draft, ok=lambda n: any(usable_for(n).values()))
     if a_name is None:

@@ -161,3 +161,48 @@ def test_the_default_campaign_draws_the_rare_triple_blind_draws_reach_late(tmp_p
     planted = [e for e in entries if not stock_reproducing(e)]
     assert planted, f"{[e.name for e in entries]}: none the plant's"
     assert all(json.load(open(e / "verdict.json"))["outcome"] == "divergence" for e in planted)
+
+
+# An aimed op is appended last; where its result starts one of the conjunctions programs() pulls towards (an
+# eval-mode batch_norm, then a crop, then a matrix product: issue 40's last row at 0), the program goes on from it.
+def _followed_draws(p, n=40):
+    from hypothesis import given, settings, strategies as st
+
+    from strategies.aim import _followed
+
+    got = []
+
+    @settings(max_examples=n, database=None, deadline=None)
+    @given(st.data())
+    def draw(data):
+        got.append(_followed(data.draw, p, typecheck(p), KW))
+
+    draw()
+    return got
+
+
+def test_a_pulled_last_value_is_read_by_the_ops_that_follow_it_within_max_ops():
+    from helpers import program
+
+    eval_bn = program([("relu", ["x0"], {}), ("batch_norm", ["v0"], {"training": False, "affine": False})],
+                      shape=["s0", 4], backend="inductor")
+    got = _followed_draws(eval_bn)
+    followed = [p for p in got if len(p.ops) > 2]
+    assert len(followed) >= len(got) // 2, [len(p.ops) for p in got]
+    for p in followed:
+        assert p.ops[2].args[0] == "v1", p.to_json()
+        assert len(p.ops) <= 4 and set(p.outputs) == {p.ops[-1].out}
+        typecheck(p)
+    assert any(p.ops[2].op == "pad" for p in followed), "eval batch_norm's affinity: a pad (a crop at times)"
+    full = program([("relu", ["x0"], {})] * 5 + [("batch_norm", ["v4"], {"training": False, "affine": False})],
+                   shape=["s0", 4], backend="inductor")
+    full.ops = [type(o)(op=o.op, args=[f"v{i - 1}"] if i else ["x0"], params=o.params, out=o.out)
+                for i, o in enumerate(full.ops)]
+    assert all(len(p.ops) == KW["max_ops"] for p in _followed_draws(full, 5)), "max_ops holds"
+
+
+def test_a_last_value_nothing_pulls_is_left_as_it_is():
+    from helpers import program
+
+    plain = program([("relu", ["x0"], {})], shape=["s0", 4], backend="inductor")
+    assert all(p.to_json() == plain.to_json() for p in _followed_draws(plain, 10))
