@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from pathlib import Path
 
@@ -32,3 +33,38 @@ def script_module(name: str):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+@contextlib.contextmanager
+def scripts_in_a_zygote():
+    """While the block runs, standalone scripts (fuzz.judge.isolated.run_script, run_standalone) run in children
+    of a zygote (fuzz/judge/zygote.py), as shapefuzz's own checks do: a fresh `python repro.py` spent about 4
+    CPU-seconds of CI importing torch, Dynamo and Inductor; a child starts where that import ended and is
+    otherwise as fresh (no compile has run in it). A script the zygote cannot take runs in a fresh process."""
+    import os
+
+    from fuzz.judge import zygote
+
+    root = str(Path(__file__).resolve().parent.parent)
+    server = zygote.start(dict(os.environ, PYTHONPATH=root))
+    try:
+        yield
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def run_standalone(path, env: dict, timeout: float = 600):
+    """`python PATH` with `env` (a CompletedProcess), in the zygote scripts_in_a_zygote starts where one runs."""
+    import subprocess
+    import sys
+
+    from fuzz.judge import zygote
+
+    got = zygote.run(str(path), cwd=str(Path(path).parent), env=env, timeout=timeout)
+    if got is None:
+        return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=timeout)
+    rc, out, err, _ = got
+    if rc is None:
+        raise subprocess.TimeoutExpired([str(path)], timeout)
+    return subprocess.CompletedProcess([str(path)], rc, out, err)

@@ -2,8 +2,6 @@
 scripts that agree with the in-process verdict."""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -11,7 +9,7 @@ from fuzz.program.codegen import program_lines, repro_source
 from fuzz.program.ir import TensorInput
 from fuzz.judge.runner import run_case
 
-from helpers import draw_programs, program
+from helpers import draw_programs, program, run_standalone, scripts_in_a_zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -45,8 +43,7 @@ def test_repro_imports_only_torch():
 def run_repro(p, tmp_path):
     path = tmp_path / "repro.py"
     path.write_text(repro_source(p))
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=600)
+    return run_standalone(path, dict(os.environ, PYTHONPATH=ROOT))
 
 
 @pytest.mark.parametrize("backend", ["fuzz.planted:corrupt_large", "fuzz.planted:storage_error_on_pad",
@@ -67,13 +64,14 @@ def test_repro_agrees_with_in_process_verdicts(tmp_path):
     cases = draw_programs(6, seed=21, backend="aot_eager", max_ops=4)
     cases += [p for p in draw_programs(40, seed=22, backend="fuzz.planted:corrupt_large", max_ops=3)][:6]
     checked = 0
-    for p in cases:
-        v = run_case(p)
-        if not v.is_finding and v.outcome.value != "ok":
-            continue  # rejected/invalid cases are not bug repros
-        r = run_repro(p, tmp_path)
-        assert r.returncode == (1 if v.is_finding else 0), (v.summary(), r.stdout[-2000:], r.stderr[-2000:])
-        checked += 1
+    with scripts_in_a_zygote():  # a dozen scripts: one import of torch, not one each
+        for p in cases:
+            v = run_case(p)
+            if not v.is_finding and v.outcome.value != "ok":
+                continue  # rejected/invalid cases are not bug repros
+            r = run_repro(p, tmp_path)
+            assert r.returncode == (1 if v.is_finding else 0), (v.summary(), r.stdout[-2000:], r.stderr[-2000:])
+            checked += 1
     assert checked >= 8
 
 
