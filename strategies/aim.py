@@ -150,8 +150,7 @@ def aimed(d, kw: dict, aims: list):
     room = 0 if feature == "mark:unbacked" else max(1, max_ops - len(aims))
     p = d(_programs({**narrowed(kw, feature, OPS[op]), "min_ops": min(1, room), "max_ops": room}))
     # the narrowed menu may lack what continues its last value; room is left for the aims
-    p = _followed(d, p, typecheck(p), kw, max_ops - len(aims))
-    info = typecheck(p)
+    p, info = _followed(d, p, typecheck(p), kw, max_ops - len(aims))
     held, hit = pairs_of(p, info)["op"], False
     for feature, op in aims:
         if (feature, op) in held:
@@ -159,8 +158,7 @@ def aimed(d, kw: dict, aims: list):
         elif len(p.ops) < max_ops:
             made = _append(d, p, info, feature, OPS[op], kw)
             if made is not None:
-                p, hit = _followed(d, made[0], made[1], kw), True
-                info = typecheck(p)
+                (p, info), hit = _followed(d, made[0], made[1], kw), True
                 held = pairs_of(p, info)["op"]
     return p if hit else d(_programs(kw))
 
@@ -172,26 +170,26 @@ def aimed(d, kw: dict, aims: list):
 FOLLOW = 2
 
 
-def _followed(d, p: Program, info: dict, kw: dict, limit: int | None = None) -> Program:
-    """p with up to FOLLOW more ops (`limit`, else max_ops, in all), each drawn as programs() draws its next op
-    but always reading the latest value, while that value is one _pulled continues; p itself where the next
-    would not type check."""
+def _followed(d, p: Program, info: dict, kw: dict, limit: int | None = None) -> tuple:
+    """(program, its ValueInfos `info`): p with up to FOLLOW more ops (`limit`, else max_ops, in all), each
+    drawn as programs() draws its next op but always reading the latest value, while that value is one _pulled
+    continues; p itself where the next would not type check."""
     from .programs import _draw_op, _pulled, op_menus
 
     menu, grad_menu = op_menus(kw.get("families", FAMILIES), kw.get("ops"), kw.get("device", "cpu"))
     for _ in range(FOLLOW):
         if not p.ops or len(p.ops) >= (kw.get("max_ops", 6) if limit is None else limit):
-            return p
-        draft = _draft_of(copy.deepcopy(p), info, kw)
-        if _pulled(draft) != p.ops[-1].out:
-            return p
+            break
+        if _pulled(_draft_of(p, info, kw)) != p.ops[-1].out:  # read only: p's own lists
+            break
+        draft = _draft_of(copy.deepcopy(p), info, kw)  # the op drawn may add inputs to it
         backward = p.settings.backward
         call = _draw_op(d, draft, grad_menu if backward else menu, f"v{len(p.ops)}", backward, pull=(True,))
         made = None if call is None else _with_call(p, draft, call)
         if made is None:
-            return p
+            break
         p, info = made
-    return p
+    return p, info
 
 
 def _draft_of(p: Program, info: dict, kw: dict) -> _Draft:

@@ -175,7 +175,9 @@ def _followed_draws(p, n=40):
     @settings(max_examples=n, database=None, deadline=None)
     @given(st.data())
     def draw(data):
-        got.append(_followed(data.draw, p, typecheck(p), KW))
+        followed, info = _followed(data.draw, p, typecheck(p), KW)
+        assert info == typecheck(followed)
+        got.append(followed)
 
     draw()
     return got
