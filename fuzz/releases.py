@@ -1,0 +1,161 @@
+"""Which torch release is the newest: the newest on the package index, not the newest a local pip
+constraint lets this machine install.
+
+A fuzzer must choose the compiler it tests, and a report that does not reproduce on the current release is
+closed upstream. Some machines carry a machine-wide pip constraint that caps torch below the current release;
+"newest" here ignores it (pip runs with its constraint set to an empty file) and says once where the two
+differ. Only the standard library is used, so that scripts/setup.sh can ask before anything is installed:
+`python3 -m fuzz.releases newest` prints the release, `python3 -m fuzz.releases allowed` what the local
+constraint allows.
+
+The answer is kept for a day under the cache dir (SHAPEFUZZ_CACHE, default ~/.cache/shapefuzz), so that
+`bugs` and `report` know the newest release on a machine that cannot reach the index now (a GPU box with
+no network) from the last time one could; `recorded()` reads it without asking pip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+DAY = 24 * 3600
+RELEASE = re.compile(r"\d+\.\d+(\.\d+)?")
+
+
+class ReleaseError(ValueError):
+    """pip could not say which torch is the newest (no index: a machine offline); one line."""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("SHAPEFUZZ_CACHE") or Path.home() / ".cache" / "shapefuzz")
+
+
+def _record_path() -> Path:
+    return cache_dir() / "newest-torch.json"
+
+
+def release_key(release: str) -> tuple:
+    """A sortable key of "2.15.0" (local tags such as "+cpu" dropped)."""
+    return tuple(int(x) for x in re.findall(r"\d+", str(release).split("+")[0])[:3])
+
+
+def _resolve(*, lift_constraint: bool, timeout: float) -> str:
+    """The torch release pip resolves `torch` to, with or without this machine's constraint."""
+    cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed", "--no-deps",
+           "--disable-pip-version-check", "--report", "-", "torch"]
+    index = os.environ.get("SHAPEFUZZ_TORCH_INDEX")
+    if index:
+        cmd += ["--extra-index-url", index]
+    env = dict(os.environ)
+    if lift_constraint:
+        env["PIP_CONSTRAINT"] = os.devnull  # the environment outranks pip's config files
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
+                           stdin=subprocess.DEVNULL)
+        found = [i["metadata"]["version"] for i in json.loads(r.stdout or "null")["install"]
+                 if i["metadata"]["name"].lower() == "torch"]
+    except (OSError, subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as e:
+        raise ReleaseError(f"the newest torch release is unknown here: pip could not resolve it "
+                           f"({type(e).__name__})") from None
+    if r.returncode != 0 or len(found) != 1 or not RELEASE.match(str(found[0])):
+        tail = " ".join((r.stderr or "").strip().splitlines()[-1:])[:200]
+        raise ReleaseError(f"the newest torch release is unknown here: pip could not resolve it "
+                           f"({tail or 'no answer'})")
+    return str(found[0]).split("+")[0]
+
+
+def newest(timeout: float = 120.0) -> str:
+    """The newest torch release on the package index, whatever a local constraint allows; recorded for
+    `recorded()`. ReleaseError where pip cannot say."""
+    got = _resolve(lift_constraint=True, timeout=timeout)
+    _write_record(got)
+    return got
+
+
+def allowed(timeout: float = 120.0) -> str:
+    """The newest torch release pip installs here as it is configured (its constraints applied)."""
+    return _resolve(lift_constraint=False, timeout=timeout)
+
+
+def constraint_note(newest_release: str, timeout: float = 120.0) -> str | None:
+    """One line when this machine's pip configuration holds torch below `newest_release`, else None."""
+    try:
+        here = allowed(timeout)
+    except ReleaseError:
+        return f"this machine's pip configuration cannot install torch {newest_release} (a constraint or no index)"
+    if release_key(here) < release_key(newest_release):
+        return (f"this machine's pip constraint caps torch at {here}; torch {newest_release} is the newest "
+                f"release on the index, and shapefuzz lifts the cap where it installs torch")
+    return None
+
+
+def _write_record(release: str) -> None:
+    path = _record_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(json.dumps({"newest": release, "asked": time.time()}) + "\n")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only home: the answer is still given, only not remembered
+
+
+def recorded(max_age: float | None = None) -> str | None:
+    """The newest release the index named when it was last asked (within `max_age` seconds if given),
+    or None. Read as untrusted data: anything but a small object with a release string is ignored."""
+    path = _record_path()
+    try:
+        if not path.is_file() or path.stat().st_size > 4096:
+            return None
+        rec = json.loads(path.read_text())
+        release, asked = rec["newest"], float(rec["asked"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(release, str) or not RELEASE.fullmatch(release):
+        return None
+    if max_age is not None and time.time() - asked > max_age:
+        return None
+    return release
+
+
+def newest_or_recorded(timeout: float = 20.0) -> tuple[str | None, str]:
+    """(release, how it is known) for readers that must not fail offline: a record of the last day, else
+    the index asked now, else an older record, else (None, why)."""
+    fresh = recorded(max_age=DAY)
+    if fresh:
+        return fresh, "the package index, asked within the last day"
+    try:
+        return newest(timeout), "the package index"
+    except ReleaseError as e:
+        old = recorded()
+        return (old, "the package index, when it was last reachable") if old else (None, str(e))
+
+
+def main(argv=None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    what = args[0] if args else "newest"
+    try:
+        if what == "newest":
+            print(newest())
+        elif what == "allowed":
+            print(allowed())
+        elif what == "note" and len(args) == 2:
+            note = constraint_note(args[1])
+            if note:
+                print(note)
+        else:
+            print("usage: python -m fuzz.releases [newest | allowed | note RELEASE]", file=sys.stderr)
+            return 2
+    except ReleaseError as e:
+        print(f"shapefuzz: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
