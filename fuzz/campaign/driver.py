@@ -304,12 +304,13 @@ def _finish_followups(c: Parts, wait: bool) -> None:
 
 def builds_pch(cfg: CampaignConfig, compiling: dict) -> bool:
     """Whether the campaign's first cases make Inductor's precompiled C++ header (CPU kernels; not under
-    disk.PCH_FROM of cache limit)."""
+    disk.PCH_FROM of cache limit; not where an earlier run on this machine kept one: fuzz/pch.py)."""
+    from fuzz import pch
     from fuzz.devices import is_cuda
     from fuzz.judge.backends import backend
 
     return (backend(cfg.backend).inductor and not is_cuda(cfg.device)
-            and "TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS" not in compiling)
+            and "TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS" not in compiling and not pch.kept_bytes())
 
 
 def campaign_strategy(cfg: CampaignConfig):
