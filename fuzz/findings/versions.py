@@ -13,7 +13,10 @@ its CPU twin (the same program on device "cpu") is tried too, and where the
 twin fails here as the finding did, it runs under every release like a CPU
 entry ("cpu" in the record): a GPU finding that reproduces on CPU gets its
 full range, the newest release included, on a machine without a GPU.
-`--torch newest` names the newest torch pip would install here.
+`--torch newest` names the newest torch release on the package index, whatever a
+machine-wide pip constraint allows (fuzz/releases.py), and each release is
+installed exactly, the constraint lifted for that install; the release this
+interpreter has runs here, with no venv of its own.
 
 The result goes under the entry's meta.json "versions": each release's
 result, the affected and passing releases, the first release after the last
@@ -33,7 +36,7 @@ from datetime import date
 from pathlib import Path
 
 AFFECTED, PASSES, ERROR, NOT_RUN = "affected", "passes", "error", "not run"
-DEFAULT_RELEASES = ("2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "newest")
+DEFAULT_RELEASES = ("2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "2.14", "newest")
 NEWEST = "newest"
 
 
@@ -57,36 +60,54 @@ def _spec(release: str) -> str:
 
 
 def newest_release(timeout: float = 120.0) -> str:
-    """The torch release pip would install here (its index and constraints, as configured): what
-    "newest" means on this machine. VersionsError where pip cannot say (no index: a box offline)."""
-    cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed", "--no-deps",
-           "--disable-pip-version-check", "--report", "-", "torch"]
-    index = os.environ.get("SHAPEFUZZ_TORCH_INDEX")
-    if index:
-        cmd += ["--extra-index-url", index]
+    """The newest torch release on the package index, whatever a local pip constraint allows
+    (fuzz/releases.py). VersionsError where pip cannot say (no index: a box offline)."""
+    from fuzz.releases import ReleaseError, newest
+
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        import json
-
-        found = [i["metadata"]["version"] for i in json.loads(r.stdout)["install"]
-                 if i["metadata"]["name"].lower() == "torch"]
-    except (OSError, subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as e:
-        raise VersionsError(f"the newest torch release is unknown here: pip could not resolve it ({type(e).__name__})")
-    if r.returncode != 0 or len(found) != 1:
-        tail = " ".join((r.stderr or "").strip().splitlines()[-1:])[:200]
-        raise VersionsError(f"the newest torch release is unknown here: pip could not resolve it ({tail or 'no answer'})")
-    return found[0].split("+")[0]
+        return newest(timeout)
+    except ReleaseError as e:
+        raise VersionsError(str(e)) from None
 
 
-def resolve_releases(releases) -> list[str]:
-    """`releases` with "newest" resolved (once) and each checked; VersionsError names a bad one."""
-    out = []
+def resolve_releases(releases, log=None) -> list[str]:
+    """`releases` with "newest" resolved (once) and each checked; VersionsError names a bad one. `log` hears
+    once where this machine's pip configuration would hold torch below the newest release."""
+    out, newest = [], None
     for r in releases:
-        r = newest_release() if r == NEWEST else r
+        if r == NEWEST and newest is None:
+            newest = newest_release()
+            if log:
+                from fuzz.releases import constraint_note
+
+                note = constraint_note(newest)
+                if note:
+                    log(f"newest = torch {newest}: {note}")
+        r = newest if r == NEWEST else r
         _spec(r)
         if r not in out:
             out.append(r)
     return out
+
+
+def _this_torch() -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _is_this_torch(release: str) -> bool:
+    """Whether `release` ("2.15" or "2.15.0") names the torch this interpreter has: its repro runs here."""
+    from fuzz.releases import release_key
+
+    here = _this_torch()
+    if not here:
+        return False
+    want = release_key(release)
+    return release_key(here)[:len(want)] == want
 
 
 @dataclass
@@ -99,6 +120,8 @@ class Env:
 def ensure_env(release: str, *, log=None, timeout: float = 3600) -> Env:
     """The cached virtualenv of `release`, made (venv + pip install) when missing or incomplete."""
     spec = _spec(release)
+    if _is_this_torch(release):  # no second copy of a multi-GB torch for the release this one is
+        return Env(release=release, python=sys.executable, torch=_this_torch())
     d = cache_root() / f"torch-{release}-py{sys.version_info[0]}{sys.version_info[1]}"
     py = d / "bin" / "python"
     done = d / ".shapefuzz-complete"
@@ -111,7 +134,9 @@ def ensure_env(release: str, *, log=None, timeout: float = 3600) -> Env:
         index = os.environ.get("SHAPEFUZZ_TORCH_INDEX")
         if index:
             cmd += ["--extra-index-url", index]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        # exactly the release asked for, even where a machine-wide pip constraint would hold it back
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                           env=dict(os.environ, PIP_CONSTRAINT=os.devnull))
         if r.returncode != 0:
             tail = " ".join((r.stderr or r.stdout).strip().splitlines()[-2:])
             raise VersionsError(f"torch {release}: pip could not install {spec}: {tail[:300]}")

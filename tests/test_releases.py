@@ -1,0 +1,112 @@
+""""Newest" is the newest torch release on the package index, not the newest a machine-wide pip constraint
+allows (fuzz/releases.py), and a release is installed exactly (fuzz/findings/versions.py ensure_env). Tested
+against a local index of two fake releases, 2.15.0 and 2.16.0, with a constraint that caps torch at 2.15.0."""
+
+import base64
+import hashlib
+import json
+import os
+import zipfile
+
+import pytest
+
+from fuzz import releases
+
+
+def _wheel(version: str, where) -> None:
+    """A wheel named torch that is only its version: enough for pip to resolve and install."""
+    dist = f"torch-{version}.dist-info"
+    files = {"torch/__init__.py": f"__version__ = {version!r}\n",
+             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n",
+             f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: shapefuzz-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = [f"{k},sha256={base64.urlsafe_b64encode(hashlib.sha256(v.encode()).digest()).rstrip(b'=').decode()},"
+              f"{len(v)}" for k, v in files.items()]
+    files[f"{dist}/RECORD"] = "\n".join(record + [f"{dist}/RECORD,,"]) + "\n"
+    with zipfile.ZipFile(where / f"torch-{version}-py3-none-any.whl", "w") as z:
+        for k, v in files.items():
+            z.writestr(k, v)
+
+
+@pytest.fixture
+def index(tmp_path, monkeypatch):
+    """pip configured as a capped machine is: a local index of torch 2.15.0 and 2.16.0, torch<=2.15.0."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for v in ("2.15.0", "2.16.0"):
+        _wheel(v, wheels)
+    (tmp_path / "cap.txt").write_text("torch<=2.15.0\n")
+    (tmp_path / "pip.conf").write_text(f"[global]\nno-index = true\nfind-links = {wheels}\n"
+                                       f"constraint = {tmp_path / 'cap.txt'}\n")
+    for k in list(os.environ):
+        if k.startswith("PIP_"):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "pip.conf"))
+    monkeypatch.delenv("SHAPEFUZZ_TORCH_INDEX", raising=False)
+    monkeypatch.setenv("SHAPEFUZZ_NEWEST_TORCH", "")
+    monkeypatch.setenv("SHAPEFUZZ_CACHE", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def test_newest_is_the_index_s_whatever_the_constraint_allows(index):
+    assert releases.allowed() == "2.15.0"
+    assert releases.newest() == "2.16.0"
+    note = releases.constraint_note("2.16.0")
+    assert note and "caps torch at 2.15.0" in note and "2.16.0" in note
+    assert releases.constraint_note("2.15.0") is None
+    # remembered, so that a listing offline later still knows it
+    assert releases.recorded() == "2.16.0" and releases.known_newest() == "2.16.0"
+
+
+def test_a_release_is_installed_exactly_despite_the_cap(index, monkeypatch):
+    from fuzz.findings import versions
+
+    monkeypatch.setenv("SHAPEFUZZ_VENV_CACHE", str(index / "venvs"))
+    monkeypatch.setattr(versions, "_is_this_torch", lambda release: False)
+    env = versions.ensure_env("2.16.0")
+    assert env.torch == "2.16.0" and env.python.startswith(str(index / "venvs"))
+
+
+def test_versions_says_once_where_the_machine_would_hold_torch_back(index):
+    from fuzz.findings.versions import resolve_releases
+
+    heard = []
+    assert resolve_releases(["2.15.0", "newest", "newest"], log=heard.append) == ["2.15.0", "2.16.0"]
+    assert len(heard) == 1 and "2.16.0" in heard[0] and "caps torch at 2.15.0" in heard[0]
+
+
+def test_the_release_this_interpreter_has_runs_here_without_a_venv(tmp_path, monkeypatch):
+    import sys
+
+    import torch
+
+    from fuzz.findings import versions
+
+    monkeypatch.setenv("SHAPEFUZZ_VENV_CACHE", str(tmp_path / "venvs"))
+    here = torch.__version__.split("+")[0]
+    env = versions.ensure_env(here)
+    assert env.python == sys.executable and not (tmp_path / "venvs").exists()
+    assert versions._is_this_torch(".".join(here.split(".")[:2])) and not versions._is_this_torch("1.0.0")
+
+
+def test_offline_the_record_answers_and_a_hostile_one_is_ignored(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHAPEFUZZ_CACHE", str(tmp_path))
+    monkeypatch.setenv("SHAPEFUZZ_NEWEST_TORCH", "")
+    monkeypatch.setattr(releases, "_resolve", lambda **kw: (_ for _ in ()).throw(releases.ReleaseError("offline")))
+    assert releases.newest_or_recorded() == (None, "offline")
+    (tmp_path / "newest-torch.json").write_text(json.dumps({"newest": "2.15.0", "asked": 0}))
+    assert releases.newest_or_recorded() == ("2.15.0", "the package index, when it was last reachable")
+    for bad in ({"newest": "2.15.0\n; rm -rf /", "asked": 0}, {"newest": 2.15, "asked": 0}, [1], "x" * 5000):
+        (tmp_path / "newest-torch.json").write_text(json.dumps(bad))
+        assert releases.recorded() is None
+
+
+def test_the_stated_newest_release_is_checked(monkeypatch):
+    monkeypatch.setenv("SHAPEFUZZ_NEWEST_TORCH", "2.15.0")
+    assert releases.newest() == "2.15.0" and releases.newest_or_recorded()[0] == "2.15.0"
+    monkeypatch.setenv("SHAPEFUZZ_NEWEST_TORCH", "offline")
+    with pytest.raises(releases.ReleaseError):
+        releases.newest()
+    assert releases.known_newest() is None
+    monkeypatch.setenv("SHAPEFUZZ_NEWEST_TORCH", "latest please")
+    with pytest.raises(releases.ReleaseError, match="not a torch release"):
+        releases.newest()
