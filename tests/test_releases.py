@@ -110,3 +110,19 @@ def test_the_stated_newest_release_is_checked(monkeypatch):
     monkeypatch.setenv("SHAPEFUZZ_NEWEST_TORCH", "latest please")
     with pytest.raises(releases.ReleaseError, match="not a torch release"):
         releases.newest()
+
+
+def test_a_run_of_the_new_release_adds_to_the_range_rather_than_replacing_it():
+    from fuzz.findings.versions import AFFECTED, PASSES, merge_records, summarize
+
+    old = {**summarize({"2.13.0": {"result": AFFECTED}, "2.14.1": {"result": AFFECTED}}, False),
+           "cpu": {"reproduces": True, **summarize({"2.14.1": {"result": AFFECTED}}, False)}}
+    new = {**summarize({"2.15.0": {"result": PASSES}}, False),
+           "cpu": {"reproduces": True, **summarize({"2.15.0": {"result": AFFECTED}}, False)}}
+    got = merge_records(old, new)
+    assert got["affected"] == ["2.13.0", "2.14.1"] and got["first_fixed"] == "2.15.0"
+    assert got["cpu"]["affected"] == ["2.14.1", "2.15.0"] and got["cpu"]["first_fixed"] is None
+    # a release run again replaces its result; a malformed old record is dropped, not trusted
+    assert merge_records(got, summarize({"2.14.1": {"result": PASSES}}, False))["first_fixed"] == "2.14.1"
+    for bad in (None, [], {"releases": [1]}, {"releases": {"2.13.0": "affected"}}):
+        assert merge_records(bad, new)["releases"] == {"2.15.0": {"result": PASSES}}

@@ -79,6 +79,9 @@ def cmd(args) -> int:
             rec = entry_versions(entry, args.torch, pythons=args.python, timeout=args.timeout, log=log)
         except (CorpusError, VersionsError, OSError) as e:
             return d, None, str(e)
+        from fuzz.findings.versions import merge_records
+
+        rec = merge_records(entry.meta.get("versions"), rec)  # the releases not run now stay in the range
         if not args.dry_run:
             corpus.set_meta(d, "versions", rec)
         return d, rec, None

@@ -20,7 +20,10 @@ interpreter has runs here, with no venv of its own.
 
 The result goes under the entry's meta.json "versions": each release's
 result, the affected and passing releases, the first release after the last
-affected one that passes ("first fixed in"), and when it was checked.
+affected one that passes ("first fixed in"), and when it was checked. A run
+of some releases adds to the record (merge_records): the releases run again
+replace their results, the rest stay, so moving a corpus to a new release
+is `shapefuzz versions CORPUS --torch newest`.
 """
 
 from __future__ import annotations
@@ -191,6 +194,30 @@ def summarize(results: dict, partial: bool) -> dict:
         first_fixed = later[0] if later else None
     return {"releases": {r: results[r] for r in order}, "affected": affected, "not_affected": passes,
             "first_fixed": first_fixed, "partial": partial, "checked": date.today().isoformat()}
+
+
+def merge_records(old: dict | None, new: dict) -> dict:
+    """An entry's versions record after a run of some releases: the releases run now replace their earlier
+    results, the others are kept, and the summary is made again, so `--torch newest` on a new release adds
+    it to the range rather than forgetting the older ones. Read as untrusted: a malformed old record, or
+    part of one, is dropped."""
+    def releases(rec) -> dict:
+        got = rec.get("releases") if isinstance(rec, dict) else None
+        return {k: v for k, v in got.items() if isinstance(k, str) and isinstance(v, dict) and
+                isinstance(v.get("result"), str)} if isinstance(got, dict) else {}
+
+    def part(o, n) -> dict:
+        return summarize({**releases(o), **releases(n)}, partial=bool(n.get("partial")))
+
+    old = old if isinstance(old, dict) else {}
+    out = part(old, new)
+    twin_new, twin_old = new.get("cpu"), old.get("cpu")
+    if isinstance(twin_new, dict):
+        if twin_new.get("reproduces"):
+            out["cpu"] = {"reproduces": True, **part(twin_old if isinstance(twin_old, dict) else {}, twin_new)}
+        else:
+            out["cpu"] = twin_new
+    return out
 
 
 def entry_versions(entry, releases, *, pythons=None, timeout: float = 600.0, log=None) -> dict:
