@@ -217,7 +217,7 @@ def run_job(job: Job, remote=None) -> tuple[str, str]:
 
 def _run_job(job: Job, remote=None) -> tuple[str, str]:
     from fuzz.findings.corpus import Corpus
-    from fuzz.findings.standalone import UNCONFIRMED
+    from fuzz.findings.corpus import KNOWN, UNCONFIRMED
 
     corpus = Corpus(job.params["corpus"])
     path = corpus.resolve(job.entry)
@@ -225,6 +225,8 @@ def _run_job(job: Job, remote=None) -> tuple[str, str]:
         return "skipped", "no such entry in the corpus (removed by hand?)"
     if path.parent.name == UNCONFIRMED:
         return "skipped", f"{path.name} is set aside: it does not fail alone in a fresh process"
+    if path.parent.name == KNOWN:
+        return "skipped", f"{path.name} is set aside: its cause is in the reference corpus"
     if job.type == "sanitize":
         from fuzz.findings.sanitizer import sanitize_entry, write_report
 

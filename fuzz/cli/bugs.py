@@ -29,6 +29,8 @@ def cmd(args) -> int:
     from fuzz.files import write_atomic
     from fuzz.findings.bugs import (bug_rows, index_newest, markdown, newest_line, set_aside_lines, summary_line,
                                      untriaged_lines)
+    from fuzz.findings.reference import known_in_reference, known_lines
+    from fuzz.findings.standalone import unconfirmed
 
     root = Path(args.corpus)
     if not root.is_dir():
@@ -39,7 +41,7 @@ def cmd(args) -> int:
     rows = bug_rows(root, unreadable, index)
     if args.triage and _triage_rows(root, rows):
         rows = bug_rows(root, [], index)
-    if not rows and not unreadable:
+    if not rows and not unreadable and not known_in_reference(root) and not unconfirmed(root):
         error(f"{str(root)!r} holds no corpus entry (an entry is a directory with program.json)")
         return EXIT_BAD_INPUT
     if args.write:
@@ -56,7 +58,7 @@ def cmd(args) -> int:
                       f"{r.repro_lines} lines" if r.repro_lines else "harness")
     Console(file=sys.stdout, soft_wrap=False, width=200).print(table)
     print(newest_line(index, how))
-    for line in (set_aside_lines(root) + untriaged_lines(rows))[::2]:  # each paragraph's text, not its blank line
+    for line in (set_aside_lines(root) + known_lines(root) + untriaged_lines(rows))[::2]:  # each paragraph's text
         print(line)
     if args.write:
         print(f"wrote {root / 'BUGS.md'}")

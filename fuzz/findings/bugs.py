@@ -32,6 +32,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from fuzz.findings import markdown as md
+from fuzz.findings.reference import known_lines
 
 NEW, KNOWN, FIXED = "new", "known upstream", "fixed"
 FIXED_NEWER, UNCHECKED, PENDING = "fixed on a newer torch", "not checked on the newest torch", "pending shrink"
@@ -332,7 +333,7 @@ def markdown(rows: list[BugRow], corpus_root, newest: str = "") -> str:
              f"{summary_line(rows)} One row per cause (entries with the same trigger and symptom are one row, the "
              "others its variants). A bug is new only where it fails on the newest torch release (`checked on`). "
              f"{md.text(newest, 300) + ' ' if newest else ''}Written by `shapefuzz bugs --write`.", "",
-             *set_aside_lines(corpus_root), *pending, *untriaged_lines(rows),
+             *set_aside_lines(corpus_root), *known_lines(corpus_root), *pending, *untriaged_lines(rows),
              "| bug | title | class | ops | device | status | checked on | upstream | versions | repro | report |"
              " variants |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -70,8 +70,10 @@ from fuzz.findings.scripts import (_apply_meta, _seen_with, entry_repro, entry_s
 
 FILES = ("program.json", "verdict.json", "signature.json", "env.json", "meta.json", "repro.py")
 HARNESS = "harness.py"  # stored by older entries; generated on demand now, and removed where found
-INDEX = ".index.json"  # hidden: every other name but known_issues.json and UNCONFIRMED in a corpus is an entry
+INDEX = ".index.json"  # hidden: every other name but known_issues.json and SET_ASIDE in a corpus is an entry
 UNCONFIRMED = "unconfirmed"  # entries that do not fail alone in a fresh process (findings/standalone.py)
+KNOWN = "known"  # entries of causes the corpus's reference corpus holds (findings/reference.py)
+SET_ASIDE = (UNCONFIRMED, KNOWN)  # kept whole and still hit, but no entries of this corpus
 _ORIGINALS = ("original_program.json", "original_verdict.json")  # the representative as found
 _LOCK = ".lock"
 _INDEX_LOCK = ".index.lock"
@@ -482,7 +484,7 @@ class Corpus:
         if not self.root.is_dir():
             return
         for d in sorted(self.root.iterdir()):
-            if d.name.startswith(".") or d.name == UNCONFIRMED or not d.is_dir():
+            if d.name.startswith(".") or d.name in SET_ASIDE or not d.is_dir():
                 continue  # temp dirs of records in flight, files like known_issues.json, set-aside entries
             try:
                 yield self.load(d)

@@ -1,7 +1,7 @@
 """The one loader of the JSON files a corpus holds other than programs:
 an entry's meta.json, verdict.json (also original_verdict.json and
 variants/*/verdict.json), signature.json, env.json and ablation.json, and the
-corpus's .index.json and known_issues.json.
+corpus's .index.json, known_issues.json and .reference.json.
 
 Each kind has a schema in corpus_files.json beside this module, checked with
 the program schema's checker (fuzz/program/schema.py). A file is read only if
@@ -38,6 +38,7 @@ KINDS = {
     "ablation.json": ("ablation", 8_000_000, 400_000),
     ".index.json": ("index", 64_000_000, 2_100_000),
     "known_issues.json": ("known_issues", 4_000_000, 400_000),
+    ".reference.json": ("reference", 100_000, 16),
 }
 
 
