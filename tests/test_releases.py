@@ -126,3 +126,40 @@ def test_a_run_of_the_new_release_adds_to_the_range_rather_than_replacing_it():
     assert merge_records(got, summarize({"2.14.1": {"result": PASSES}}, False))["first_fixed"] == "2.14.1"
     for bad in (None, [], {"releases": [1]}, {"releases": {"2.13.0": "affected"}}):
         assert merge_records(bad, new)["releases"] == {"2.15.0": {"result": PASSES}}
+
+
+@pytest.mark.campaign  # two CLI runs and a venv: a minute or two on 2 CPUs
+def test_moving_a_corpus_to_the_index_s_new_release_keeps_its_range(index, monkeypatch, tmp_path):
+    """The README's commands for a new release, against the local index: `versions CORPUS --torch newest`
+    resolves 2.16.0 (the cap says 2.15.0), installs it exactly, runs each entry's short repro there (the fake
+    release cannot run it: an error, not a pass) and adds the result to the entry's range; `bugs` then says
+    the entry was last checked on an older release."""
+    import subprocess
+    import sys
+
+    from fuzz.findings.bugs import UNCHECKED
+    from fuzz.findings.corpus import Corpus
+    from fuzz.findings.signature import minimal_signature
+    from fuzz.findings.versions import AFFECTED, summarize
+    from fuzz.judge.runner import run_case
+
+    from helpers import program
+
+    corpus = Corpus(tmp_path / "corpus")
+    p = program([("relu", ["x0"], {})], marks=["dynamic"], backend="fuzz.planted:corrupt_large")
+    v = run_case(p)
+    entry, _ = corpus.record(p, v, minimal_signature(v, p))
+    corpus.set_meta(entry, "versions", summarize({"2.14.1": {"result": AFFECTED}}, False))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root, SHAPEFUZZ_VENV_CACHE=str(tmp_path / "venvs"))
+    r = subprocess.run([sys.executable, "-m", "fuzz", "versions", str(tmp_path / "corpus"), "--torch", "newest",
+                        "--allow-backend", "fuzz.planted"], capture_output=True, text=True, env=env, timeout=600)
+    assert "caps torch at 2.15.0" in r.stderr and r.stderr.count("caps torch") == 1, r.stderr
+    rec = json.loads((entry / "meta.json").read_text())["versions"]
+    assert rec["releases"]["2.16.0"]["torch"] == "2.16.0" and rec["releases"]["2.16.0"]["result"] == "error"
+    assert rec["affected"] == ["2.14.1"]  # the older result stays in the range
+    env["SHAPEFUZZ_NEWEST_TORCH"] = "2.16.0"
+    r = subprocess.run([sys.executable, "-m", "fuzz", "bugs", str(tmp_path / "corpus"), "--json"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    (row,) = json.loads(r.stdout)
+    assert row["status"] == UNCHECKED and row["checked_on"].endswith("2.16.0 is out"), row
