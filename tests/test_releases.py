@@ -163,3 +163,24 @@ def test_moving_a_corpus_to_the_index_s_new_release_keeps_its_range(index, monke
                        capture_output=True, text=True, env=env, timeout=300)
     (row,) = json.loads(r.stdout)
     assert row["status"] == UNCHECKED and row["checked_on"].endswith("2.16.0 is out"), row
+
+
+def test_a_cpu_twin_that_passes_on_the_new_release_is_fixed_there_not_forgotten():
+    """A CUDA entry's CPU twin failed on 2.13 and 2.14.1 and passes on 2.15.0: its range says first fixed in
+    2.15.0. A twin that never failed anywhere stays "does not fail"."""
+    from fuzz.findings.bugs import versions_text
+    from fuzz.findings.versions import AFFECTED, PASSES, merge_records, summarize
+
+    old = {**summarize({"2.11.0": {"result": "not run"}}, True),
+           "cpu": {"reproduces": True, **summarize({"2.13.0": {"result": AFFECTED},
+                                                    "2.14.1": {"result": AFFECTED}}, False)}}
+    now = {**summarize({"2.11.0": {"result": "not run"}}, True),
+           "cpu": {"reproduces": False, "shown": "exit 0", "releases": {"2.15.0": {"result": PASSES}}}}
+    got = merge_records(old, now)
+    assert got["cpu"]["reproduces"] and got["cpu"]["first_fixed"] == "2.15.0", got
+    assert "its CPU twin: affected 2.13.0, 2.14.1; first fixed in 2.15.0" in versions_text(got)
+    never = merge_records(None, now)
+    assert not never["cpu"]["reproduces"] and "its CPU twin does not fail" in versions_text(never)
+    from fuzz.findings.versions import newest_checked
+
+    assert newest_checked(never) is None and newest_checked(got) == ("2.15.0", PASSES)

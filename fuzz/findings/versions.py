@@ -102,6 +102,16 @@ def _this_torch() -> str | None:
         return None
 
 
+def _this_torch_version() -> str:
+    import torch
+
+    return torch.__version__
+
+
+def _this_release() -> str:
+    return _this_torch_version().split("+")[0]
+
+
 def _is_this_torch(release: str) -> bool:
     """Whether `release` ("2.15" or "2.15.0") names the torch this interpreter has: its repro runs here."""
     from fuzz.releases import release_key
@@ -173,7 +183,9 @@ def newest_checked(rec: dict | None) -> tuple[str, str] | None:
     """(release, result) of the newest release an entry's record ran its repro under, the CPU twin's
     included (the newer of the two where both ran it), or None when none did."""
     ran = []
-    for part in (rec or {}), (rec or {}).get("cpu") or {}:
+    twin = (rec or {}).get("cpu") or {}
+    # a twin that never failed says nothing of the bug (it is CUDA's): its passing runs are not results
+    for part in (rec or {}), (twin if isinstance(twin, dict) and twin.get("reproduces") else {}):
         for rel, r in (part.get("releases") or {}).items():
             if r.get("result") in (AFFECTED, PASSES):
                 ran.append((_key(rel), rel, r["result"]))
@@ -213,10 +225,10 @@ def merge_records(old: dict | None, new: dict) -> dict:
     out = part(old, new)
     twin_new, twin_old = new.get("cpu"), old.get("cpu")
     if isinstance(twin_new, dict):
-        if twin_new.get("reproduces"):
-            out["cpu"] = {"reproduces": True, **part(twin_old if isinstance(twin_old, dict) else {}, twin_new)}
-        else:
-            out["cpu"] = twin_new
+        twin = part(twin_old if isinstance(twin_old, dict) else {}, twin_new)
+        # the twin reproduces where any release it ran on was affected: one that passes here now is fixed
+        # in this release, not a twin that never failed
+        out["cpu"] = {"reproduces": True, **twin} if twin["affected"] else twin_new
     return out
 
 
@@ -254,11 +266,15 @@ def _twin_versions(twin, entry, releases, *, timeout: float, log=None) -> dict:
     from fuzz.program.short_repro import short_repro_source
 
     src = short_repro_source(twin, entry.verdict, f"shapefuzz {entry.key}: the CPU twin of a CUDA finding")
-    result, shown, _ = run_short(src, entry.verdict, sys.executable, timeout)
+    result, shown, seconds = run_short(src, entry.verdict, sys.executable, timeout)
     if log:
         log(f"{entry.key}: CPU twin under this torch: {result} ({shown[:120]})")
     if result != AFFECTED:
-        return {"reproduces": False, "shown": shown[:300], "checked": date.today().isoformat()}
+        # passing here is a result of this release (a twin that failed on older ones is fixed in it); a
+        # failure of another kind says nothing of any release
+        here = {} if result != PASSES else {"releases": {_this_release(): {
+            "result": PASSES, "torch": _this_torch_version(), "shown": shown[:300], "seconds": round(seconds, 1)}}}
+        return {"reproduces": False, "shown": shown[:300], "checked": date.today().isoformat(), **here}
     for rel in releases:
         ensure_env(rel, log=log)
     return {"reproduces": True,
