@@ -349,6 +349,27 @@ class Corpus:
             _write_atomic(d / "meta.json", _dumps(meta))
             return self.load(d)
 
+    def move_aside(self, entry_dir, where: str) -> Path:
+        """Move an entry into set-aside dir `where` (one of SET_ASIDE), whole, its keys pointing there (the
+        next hit of any of them counts there); merged into the one there when that cause was set aside
+        before. Returns where it is now."""
+        from fuzz.files import fsync_dir
+
+        assert where in SET_ASIDE, where
+        src = Path(entry_dir)
+        dst_root = self.root / where
+        dst_root.mkdir(exist_ok=True)
+        dst = dst_root / src.name
+        target = f"{where}/{src.name}"
+        if dst.is_dir():  # this cause was set aside before: merge into it (hits and variants add up)
+            return self.rekey(src, self.load(src).signature, into=target)
+        with _locked(src):
+            entry = self.load(src)
+            os.rename(src, dst)
+            fsync_dir(self.root)
+        self._update_index({**{k: target for k in entry.variants}, src.name: target})
+        return dst
+
     def set_meta(self, entry_dir, key: str, value) -> None:
         """Set one field of the entry's meta.json (under the entry lock)."""
         d = Path(entry_dir)

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from fuzz.findings.corpus import KNOWN, Corpus, _locked, _now
+from fuzz.findings.corpus import KNOWN, Corpus, _now
 
 REFERENCE_FILE = ".reference.json"  # in a campaign's corpus: {"corpus": the reference corpus's path}
 
@@ -140,23 +140,9 @@ def reference_of(corpus_root) -> Reference | None:
 def set_known(corpus: Corpus, entry_dir, row: Row) -> Path:
     """Move an entry to CORPUS/known/<key>, marked with the reference row it belongs to, its keys pointing
     there; returns where it is now (merged into the one there when that cause was set aside before)."""
-    from fuzz.files import fsync_dir
-
-    src = Path(entry_dir)
-    corpus.set_meta(src, "reference", {"corpus": row.corpus, "entry": row.key, "status": row.status,
-                                       "upstream": row.upstream, "checked": _now()})
-    dst_root = corpus.root / KNOWN
-    dst_root.mkdir(exist_ok=True)
-    dst = dst_root / src.name
-    target = f"{KNOWN}/{src.name}"
-    if dst.is_dir():
-        return corpus.rekey(src, corpus.load(src).signature, into=target)
-    with _locked(src):
-        entry = corpus.load(src)
-        os.rename(src, dst)
-        fsync_dir(corpus.root)
-    corpus._update_index({**{k: target for k in entry.variants}, src.name: target})
-    return dst
+    corpus.set_meta(entry_dir, "reference", {"corpus": row.corpus, "entry": row.key, "status": row.status,
+                                             "upstream": row.upstream, "checked": _now()})
+    return corpus.move_aside(entry_dir, KNOWN)
 
 
 def known_in_reference(corpus_root) -> list[Path]:
