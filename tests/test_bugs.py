@@ -84,7 +84,7 @@ def test_the_newest_torch_decides_new(tmp_path):
                                         {"2.13.0": {"result": AFFECTED}, "2.14.1": {"result": PASSES}}, False)}})
     rows = {r.key: r for r in bug_rows(tmp_path)}
     assert rows[a.name].status == NEW and rows[a.name].checked_on == "2.14.1: affected"
-    assert rows[b.name].status == FIXED_NEWER and "fixed in <=2.14.1" in rows[b.name].upstream
+    assert rows[b.name].status == FIXED_NEWER and "fixed in 2.14.1 (affected 2.13.0)" in rows[b.name].upstream
     assert rows[b.name].checked_on == "2.14.1: passes (CPU twin)"
     assert rows[c.name].status == UNCHECKED and rows[c.name].checked_on.startswith("2.11.0")
 

@@ -13,7 +13,8 @@ Where it stands, first match wins:
     pending shrink       an entry not shrunk yet: its program is not the bug's yet
     known upstream       a known-issues rule or an upstream record names it (any entry of the cluster)
     fixed                it passed at the last replay
-    fixed in <=X         it passes on the newest release it ran on (X), though an older one was affected
+    fixed in X / <=X     it passes on the newest release it ran on (X), though an older one was affected
+                         (X exactly where the release before it was affected)
     new                  its repro fails on the newest release (the package index's, fuzz/releases.py,
                          or the newest any entry of the corpus ran on, whichever is newer): `shapefuzz
                          versions` ran it there, or it was found there; the newest torch decides, not the
@@ -192,7 +193,7 @@ def _status(entry, known, newest: str | None, index: str | None = None) -> tuple
         return FIXED, f"{upstream}; passed at the replay of {last.get('at', '?')} (torch {last.get('torch', '?')})", \
             checked
     if ran is not None and ran[1] == PASSES:
-        return FIXED_NEWER, f"{upstream}; fixed in <={ran[0]}", checked
+        return FIXED_NEWER, f"{upstream}; {_fixed_in(entry, ran[0])}", checked
     if newest and (ran is None or _key(ran[0]) < _key(newest)):
         return UNCHECKED, upstream, checked
     if _line(entry) == "torch" and newest_checked(_versions_record(entry)) is None and \
@@ -202,6 +203,16 @@ def _status(entry, known, newest: str | None, index: str | None = None) -> tuple
         # a finding made on the package index's newest release was checked there by being found
         return UNCHECKED, upstream, checked
     return NEW, upstream, checked
+
+
+def _fixed_in(entry, passes_on: str) -> str:
+    """"fixed in 2.15.0" where the record has the first release that passes after the last affected one,
+    else "fixed in <=2.15.0" (it passes on the newest it ran on; which release fixed it is not known)."""
+    rec = _versions_record(entry) or {}
+    for part in (rec, rec.get("cpu") if isinstance(rec.get("cpu"), dict) else {}):
+        if part.get("first_fixed") and part.get("affected"):
+            return f"fixed in {part['first_fixed']} (affected {', '.join(map(str, part['affected']))})"
+    return f"fixed in <={passes_on}"
 
 
 def _line(entry) -> str:

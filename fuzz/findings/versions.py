@@ -102,6 +102,13 @@ def _this_torch() -> str | None:
         return None
 
 
+def _script_digest(src: str) -> str:
+    """Which script a result is of (a stored repro.py that hashes alike is the one that ran)."""
+    from fuzz.findings.scripts import _digest
+
+    return _digest(src)
+
+
 def _this_torch_version() -> str:
     import torch
 
@@ -273,7 +280,8 @@ def _twin_versions(twin, entry, releases, *, timeout: float, log=None) -> dict:
         # passing here is a result of this release (a twin that failed on older ones is fixed in it); a
         # failure of another kind says nothing of any release
         here = {} if result != PASSES else {"releases": {_this_release(): {
-            "result": PASSES, "torch": _this_torch_version(), "shown": shown[:300], "seconds": round(seconds, 1)}}}
+            "result": PASSES, "torch": _this_torch_version(), "shown": shown[:300], "seconds": round(seconds, 1),
+            "script": _script_digest(src)}}}
         return {"reproduces": False, "shown": shown[:300], "checked": date.today().isoformat(), **here}
     for rel in releases:
         ensure_env(rel, log=log)
@@ -303,7 +311,8 @@ def _ranged(src: str, verdict, key: str, releases, *, cuda: bool, pythons, timeo
         envs = [ensure_env(rel, log=log) for rel in releases]
     for env in envs:
         result, shown, seconds = run_short(src, verdict, env.python, timeout)
-        results[env.release] = {"result": result, "torch": env.torch, "shown": shown[:300], "seconds": round(seconds, 1)}
+        results[env.release] = {"result": result, "torch": env.torch, "shown": shown[:300], "seconds": round(seconds, 1),
+                                "script": _script_digest(src)}
         if log:
             log(f"{key}: torch {env.torch}: {result} ({shown[:120]})")
     return summarize(results, partial=cuda or bool(pythons))
