@@ -242,8 +242,8 @@ def test_a_follow_up_that_meets_a_full_disk_is_retried_on_resume(tmp_path, monke
     entry = make_entry(tmp_path / "corpus")
     state = tmp_path / "st"
     state.mkdir()
-    log = followup.JobLog(str(state))
-    log.queue(entry.name, ["shrink"], {"corpus": str(tmp_path / "corpus")})
+    log = followup.JobLog(str(state), str(tmp_path / "corpus"))  # the runner is told its corpus
+    log.queue(entry.name, ["shrink"], {})
 
     def full(*a, **k):
         raise OSError(errno.ENOSPC, "No space left on device")

@@ -60,8 +60,11 @@ def set_aside(corpus: Corpus, entry_dir) -> Path:
     returns where it is now."""
     from fuzz.files import fsync_dir
 
+    from fuzz.findings.corpus_files import inside
+
     src = Path(entry_dir)
     dst_root = corpus.root / UNCONFIRMED
+    inside(corpus.root, dst_root / src.name)  # unconfirmed/ a real directory, never a symlink's target
     dst_root.mkdir(exist_ok=True)
     dst = dst_root / src.name
     target = f"{UNCONFIRMED}/{src.name}"
