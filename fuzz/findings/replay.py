@@ -354,8 +354,10 @@ def print_table(rows: list[ReplayRow], *, title: str = "", file=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=file or sys.stdout, soft_wrap=False)
-    table = Table(title=title or None, show_lines=False)
+    from fuzz.terminal import markup, raw
+
+    console = Console(file=raw(file or sys.stdout), soft_wrap=False)
+    table = Table(title=markup(title) or None, show_lines=False)
     table.add_column("entry", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("signature", overflow="fold", max_width=60)
@@ -366,7 +368,8 @@ def print_table(rows: list[ReplayRow], *, title: str = "", file=None) -> None:
             detail = f"{r.new_signature_text}\n{r.reason}"
         if r.known and r.known not in detail:
             detail = f"{detail}\nknown: {r.known}".strip()
-        table.add_row(r.key, f"[{STYLE[r.status]}]{r.status}[/]", r.signature, detail, end_section=False)
+        table.add_row(markup(r.key), f"[{STYLE[r.status]}]{r.status}[/]", markup(r.signature), markup(detail),
+                      end_section=False)
     console.print(table)
     c = counts(rows)
     console.print(f"{len(rows)} entries: " + ", ".join(f"{n} {s}" for s, n in c.items()))
