@@ -43,8 +43,8 @@ class PatternError(ValueError):
 class Budget:
     """The time one finding's searches against one rules file may take together."""
 
-    def __init__(self, seconds: float = FILE_SECONDS):
-        self.left = seconds
+    def __init__(self, seconds: float | None = None):
+        self.left = FILE_SECONDS if seconds is None else seconds
 
     @property
     def spent(self) -> bool:
