@@ -212,7 +212,7 @@ def test_an_entry_under_a_symlinked_unconfirmed_is_never_written(tmp_path):
     assert snapshot(outside) == before
 
 
-def test_a_state_dirs_symlinked_subdir_is_refused_before_a_write(tmp_path):
+def test_a_state_dirs_symlinked_subdir_is_refused_before_a_write(tmp_path, capsys):
     from fuzz.campaign.state import CampaignState
 
     st, outside = state_dir(tmp_path / "st"), tmp_path / "outside"
@@ -220,6 +220,10 @@ def test_a_state_dirs_symlinked_subdir_is_refused_before_a_write(tmp_path):
     os.symlink(outside, st / "programs")
     with pytest.raises(StateError, match="programs is a symlink"):
         CampaignState.open(str(st), {"backend": "eager", "device": "cpu", "seed": 0})
+    os.unlink(st / "programs")
+    os.symlink(outside, st / "followup-cache")  # `followup` makes its runner's caches there
+    rc, out, err = run_cli(["followup", st], capsys, tmp_path)
+    one_line_error(rc, err, "followup-cache is a symlink")
     assert list(outside.iterdir()) == []
 
 

@@ -428,8 +428,9 @@ class FollowUps:
 
     def __init__(self, state_dir: str, corpus: str | None = None, ray: str | None = None, env: dict | None = None):
         from fuzz.campaign.disk import followup_env
-        from fuzz.campaign.state_files import default_corpus
+        from fuzz.campaign.state_files import default_corpus, no_symlinked_dirs
 
+        no_symlinked_dirs(state_dir)  # before its caches and log are made there
         self.state_dir = state_dir
         self.corpus = os.path.abspath(corpus or default_corpus(state_dir))  # the runner is told it
         # the runner's caches and scratch dir under the state dir (disk.py), and its share of the cache limit

@@ -55,6 +55,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from fuzz.campaign.errors import StateError  # re-exported: callers import it from here
+from fuzz.campaign.state_files import no_symlinked_dirs as _no_symlinked_dirs
 from fuzz.campaign.state_files import read_coverage, read_log_bytes
 from fuzz.files import append_line, confined, dumps, open_regular, write_atomic
 
@@ -122,18 +123,6 @@ def _lock(state_dir: str):
     f.write(f"{os.getpid()}\n")
     f.flush()
     return f
-
-
-# the directories a campaign writes into under its state dir (its default corpus among them)
-_SUBDIRS = (PROGRAMS, "workers", "followup-cache", "corpus")
-
-
-def _no_symlinked_dirs(state_dir: str) -> None:
-    """StateError when a directory a campaign writes into is a symlink: its writes would leave the state dir."""
-    for name in (LOCK, *LOGS, "jobs.jsonl", "coverage.txt", *_SUBDIRS):
-        if os.path.islink(os.path.join(state_dir, name)):
-            raise StateError(f"{os.path.join(state_dir, name)} is a symlink; a state dir holds real files and "
-                             "directories, and nothing is written through a link: remove it")
 
 
 _CONFIG_FIX = "the campaign's settings are unknown: fix it, or use another --state dir"

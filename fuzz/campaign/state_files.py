@@ -46,6 +46,20 @@ def default_corpus(state_dir: str) -> str:
     return os.path.join(state_dir, "corpus")
 
 
+# what a campaign writes into under its state dir (its default corpus among them)
+WRITTEN = ("lock", "cases.jsonl", "findings.jsonl", "batches.jsonl", "pool.jsonl", "guide.jsonl", "jobs.jsonl",
+           "coverage.txt", "followup.lock", "followup.log", "programs", "workers", "followup-cache", "corpus")
+
+
+def no_symlinked_dirs(state_dir: str) -> None:
+    """StateError when a file or directory a campaign writes into is a symlink: its writes would leave the
+    state dir."""
+    for name in WRITTEN:
+        if os.path.islink(os.path.join(state_dir, name)):
+            raise StateError(f"{os.path.join(state_dir, name)} is a symlink; a state dir holds real files and "
+                             "directories, and nothing is written through a link: remove it")
+
+
 def other_corpus(state_dir: str, corpus: str | None) -> str | None:
     """Why state_dir cannot go on with `corpus` (None: its default one) when its snapshot names another
     corpus, with the flag that would; None when it can. The recorded path is only named, never written to
