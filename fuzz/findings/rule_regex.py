@@ -11,10 +11,14 @@ repetition over 1000, one too big for its memory) is a PatternError, which
 the loader turns into one line naming the rule.
 
 Where google-re2 cannot be imported (a machine without network that has
-not got it), the same rules run on the backtracking `regex` package: each
-pattern must expand to at most MAX_EXPANSION nodes (counted repetitions
-multiply; `regex` unrolls them while it compiles), each search has
-SEARCH_SECONDS, and the file FILE_SECONDS. `ENGINE` names the one in use.
+not got it), the same rules run on the backtracking `regex` package, held to
+what it can run in bounded time: a pattern must expand to at most
+MAX_EXPANSION nodes (counted repetitions multiply; `regex` unrolls them while
+it compiles), and no repetition may hold another repetition or an
+alternation (`(a|aa)+`, `(x+)+`: the shapes that backtrack exponentially);
+each search has SEARCH_SECONDS and a regex that runs out once is dropped for
+the rest of the process (warned), and one finding's searches share
+FILE_SECONDS. `ENGINE` names the one in use.
 """
 
 from __future__ import annotations
@@ -74,14 +78,16 @@ class Pattern:
             except (regex.error, ValueError, OverflowError, RecursionError, MemoryError) as e:
                 raise PatternError(f"is not a valid regex: {e}") from None
             self._timeout = {"timeout": SEARCH_SECONDS}
+        self.dropped = False  # ran out of time once (the fallback engine): never searched again
 
     def search(self, text: str, budget: Budget) -> bool | None:
-        if budget.spent:
+        if budget.spent or self.dropped:
             return None
         start = time.monotonic()
         try:
             return self._compiled.search(text, **self._timeout) is not None
         except TimeoutError:
+            self.dropped = True
             return None
         finally:
             budget.left -= time.monotonic() - start
@@ -118,9 +124,33 @@ def _check_expansion(text: str) -> None:
         tree = sre_parse.parse(text)
     except (re.error, ValueError, OverflowError, RecursionError) as e:
         raise PatternError(f"is not a valid regex: {e}") from None
+    if _nests_repetition(tree, inside=False):
+        raise PatternError("is a regex that repeats a repetition or an alternation (as in (a|aa)+ or (x+)+), which "
+                           "the backtracking engine may take exponential time on; install google-re2 for the "
+                           "linear-time engine, or write it without")
     if _expansion(tree) > MAX_EXPANSION:
         raise PatternError(f"is a regex that expands to more than {MAX_EXPANSION} nodes (counted repetitions multiply); "
                            "install google-re2 for the linear-time engine, or write it smaller")
+
+
+def _nests_repetition(items, inside: bool) -> bool:
+    """Whether a repetition (of more than once) holds another one or an alternation, in an sre parse tree."""
+    for op, av in items:
+        name = str(op)
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            lo, hi, sub = av
+            if hi > 1 and (inside or _nests_repetition(sub, True)):
+                return True
+            if hi <= 1 and _nests_repetition(sub, inside):
+                return True
+        elif name == "BRANCH":
+            if inside or any(_nests_repetition(b, inside) for b in av[1]):
+                return True
+        elif name == "SUBPATTERN" and _nests_repetition(av[-1], inside):
+            return True
+        elif name in ("ASSERT", "ASSERT_NOT") and _nests_repetition(av[1], inside):
+            return True
+    return False
 
 
 def _expansion(items) -> int:
