@@ -82,10 +82,11 @@ def test_the_fallback_engine_refuses_the_same_rule(tmp_path, capsys, monkeypatch
     import fuzz.findings.rule_regex as rr
 
     monkeypatch.setattr(rr, "re2", None)  # a machine without google-re2
-    rc, out, err, seconds = _bugs_with_rules(tmp_path, capsys, [{"outcome": "divergence",
-                                                                 "frame": "(?:(?:a{100}){100}){100}"}])
-    one_line_error(rc, err, "known_issues.json", "rule 0", "'frame'", "expands")
-    assert seconds < 20
+    for frame, needle in (("a{30000}", "expands"), ("(?:(?:a{100}){100}){100}", "repeats a repetition"),
+                          ("^(a|aa)+$", "repeats a repetition or an alternation")):
+        rc, out, err, seconds = _bugs_with_rules(tmp_path, capsys, [{"outcome": "divergence", "frame": frame}])
+        one_line_error(rc, err, "known_issues.json", "rule 0", "'frame'", needle)
+        assert seconds < 20
 
 
 def test_a_construct_the_engine_refuses_is_one_line_naming_the_rule(tmp_path, capsys):
@@ -109,13 +110,35 @@ def test_the_searches_of_one_finding_share_one_budget(monkeypatch):
     import fuzz.findings.rule_regex as rr
     from fuzz.findings.known import KnownIssues, _rule
 
-    monkeypatch.setattr(rr, "re2", None)  # the backtracking engine: each search may take its whole time
+    class Slow:  # a search that takes a tenth of a second, whichever engine
+        def search(self, text, **kw):
+            time.sleep(0.1)
+
     monkeypatch.setattr(rr, "FILE_SECONDS", 0.5)
-    rules = KnownIssues([_rule(i, {"message": "^(a|aa)+$"}) for i in range(40)])
-    v = Verdict(outcome=Outcome.DIVERGENCE, where="output 0", message="a" * 40 + "!")
+    rules = KnownIssues([_rule(i, {"message": f"x{i}"}) for i in range(40)])
+    for r in rules.rules:
+        r._message._compiled = Slow()
+    v = Verdict(outcome=Outcome.DIVERGENCE, where="output 0", message="y")
     start = time.monotonic()
     assert rules.match(None, v) is None
-    assert time.monotonic() - start < 0.5 + 2 * rr.SEARCH_SECONDS + 2  # 40 rules x 0.25 s without the file's budget
+    assert time.monotonic() - start < 1.5  # 40 searches x 0.1 s without the file's budget
+
+
+def test_the_fallback_drops_a_regex_that_ran_out_of_time(monkeypatch):
+    import fuzz.findings.rule_regex as rr
+
+    monkeypatch.setattr(rr, "re2", None)
+    p = rr.Pattern("x", 1 << 20)
+    calls = []
+
+    class RunsOut:
+        def search(self, text, **kw):
+            calls.append(kw)
+            raise TimeoutError
+
+    p._compiled = RunsOut()
+    assert p.search("x", rr.Budget()) is None and p.search("x", rr.Budget()) is None
+    assert calls == [{"timeout": rr.SEARCH_SECONDS}]  # searched once, with its timeout; never again
 
 
 def test_a_files_regexes_share_its_memory():
