@@ -25,6 +25,7 @@ from pathlib import Path
 
 DAY = 24 * 3600
 RELEASE = re.compile(r"\d+\.\d+(\.\d+)?")
+NEWEST_ENV, OFFLINE = "SHAPEFUZZ_NEWEST_TORCH", "offline"
 
 
 class ReleaseError(ValueError):
@@ -69,9 +70,25 @@ def _resolve(*, lift_constraint: bool, timeout: float) -> str:
     return str(found[0]).split("+")[0]
 
 
+def _stated() -> str | None:
+    """SHAPEFUZZ_NEWEST_TORCH: the newest release as the user states it (a machine with no index: a GPU box
+    offline), or "offline" for none known without asking. ReleaseError for anything else."""
+    said = os.environ.get(NEWEST_ENV, "").strip()
+    if not said:
+        return None
+    if said != OFFLINE and not RELEASE.fullmatch(said):
+        raise ReleaseError(f"{NEWEST_ENV}={said!r} is not a torch release (give e.g. 2.15.0, or {OFFLINE})")
+    return said
+
+
 def newest(timeout: float = 120.0) -> str:
     """The newest torch release on the package index, whatever a local constraint allows; recorded for
-    `recorded()`. ReleaseError where pip cannot say."""
+    `recorded()`. ReleaseError where pip cannot say (or SHAPEFUZZ_NEWEST_TORCH says offline)."""
+    said = _stated()
+    if said == OFFLINE:
+        raise ReleaseError(f"the newest torch release is unknown here ({NEWEST_ENV}={OFFLINE})")
+    if said:
+        return said
     got = _resolve(lift_constraint=True, timeout=timeout)
     _write_record(got)
     return got
@@ -125,9 +142,26 @@ def recorded(max_age: float | None = None) -> str | None:
     return release
 
 
+def known_newest() -> str | None:
+    """The newest release as stated (SHAPEFUZZ_NEWEST_TORCH) or recorded, without asking the index."""
+    try:
+        said = _stated()
+    except ReleaseError:
+        return None
+    return None if said == OFFLINE else said or recorded()
+
+
 def newest_or_recorded(timeout: float = 20.0) -> tuple[str | None, str]:
     """(release, how it is known) for readers that must not fail offline: a record of the last day, else
     the index asked now, else an older record, else (None, why)."""
+    try:
+        said = _stated()
+    except ReleaseError as e:
+        return None, str(e)
+    if said == OFFLINE:
+        return None, f"{NEWEST_ENV}={OFFLINE}"
+    if said:
+        return said, NEWEST_ENV
     fresh = recorded(max_age=DAY)
     if fresh:
         return fresh, "the package index, asked within the last day"

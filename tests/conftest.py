@@ -5,6 +5,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+# Which torch release is the newest is not the tests' to ask the package index (a network call in every
+# `bugs`): a test that needs it sets SHAPEFUZZ_NEWEST_TORCH itself.
+os.environ.setdefault("SHAPEFUZZ_NEWEST_TORCH", "offline")
+# Nor is it the shipped corpus's to decide which planted findings a test campaign writes: campaigns run with
+# no reference corpus unless a test names one (tests/test_reference.py).
+os.environ.setdefault("SHAPEFUZZ_KNOWN_CORPUS", "none")
+
 # tests/ray start Ray clusters of their own (tens of processes, fixed to a module): they run in one
 # process by .ci/ray.sh (or `pytest tests/ray`), never spread over pytest-xdist workers with the rest.
 collect_ignore = ["ray"] if os.environ.get("PYTEST_XDIST_WORKER") else []

@@ -89,6 +89,36 @@ def test_the_newest_torch_decides_new(tmp_path):
     assert rows[c.name].status == UNCHECKED and rows[c.name].checked_on.startswith("2.11.0")
 
 
+def test_the_package_index_s_newest_release_decides_new(tmp_path):
+    """"Newest" is the index's newest release, not the newest the corpus ran on: a row checked only on an
+    older one says so and is never new; a finding made on the newest release is checked there by being
+    found; a CUDA finding whose CPU twin does not fail waits for a current CUDA torch."""
+    corpus = Corpus(tmp_path)
+    found = _record(corpus, [("relu", ["x0"], {})])
+    older = _record(corpus, [("pad", ["x0"], {"mode": "constant", "pad": [1, 2], "value": 0.0})])
+    gpu = _record(corpus, [("cumsum", ["x0"], {"dim": 0})])
+    for d, torch_version in ((found, "2.15.0+cu132"), (older, "2.13.0+cpu"), (gpu, "2.11.0+cu130")):
+        env = json.loads((d / "env.json").read_text())
+        (d / "env.json").write_text(json.dumps(dict(env, torch=torch_version)))
+    corpus.set_meta(older, "versions", summarize({"2.13.0": {"result": AFFECTED}, "2.14.1": {"result": AFFECTED}},
+                                                 False))
+    prog = json.loads((gpu / "program.json").read_text())
+    prog["settings"]["device"] = "cuda"
+    (gpu / "program.json").write_text(json.dumps(prog))
+    corpus.set_meta(gpu, "versions", {**summarize({"2.11.0": {"result": "not run"}}, True),
+                                      "cpu": {"reproduces": False, "shown": "exit 0"}})
+    rows = {r.key: r for r in bug_rows(tmp_path, index="2.15.0")}
+    assert rows[found.name].status == NEW and rows[found.name].checked_on == "2.15.0: affected (found)"
+    assert rows[older.name].status == UNCHECKED
+    assert rows[older.name].checked_on == "2.14.1: affected; 2.15.0 is out"
+    assert rows[gpu.name].status == UNCHECKED
+    assert rows[gpu.name].checked_on == "2.11.0: affected (found); 2.15.0 is out: waits for a check on a CUDA torch 2.15.0"
+    # the index unknown (offline, nothing recorded): the corpus's newest decides, and a finding never rerun
+    # is not called new
+    rows = {r.key: r for r in bug_rows(tmp_path)}
+    assert rows[found.name].status == UNCHECKED and rows[older.name].checked_on == "2.14.1: affected; 2.15.0 is out"
+
+
 def test_bugs_cli_writes_bugs_md_and_refuses_an_empty_dir(tmp_path):
     corpus = Corpus(tmp_path / "c")
     _record(corpus, [("relu", ["x0"], {})])

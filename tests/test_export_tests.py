@@ -20,7 +20,7 @@ from fuzz.judge.runner import run_case
 from helpers import program
 
 ROOT = Path(__file__).resolve().parent.parent
-CPU_ENTRY = "d649e53c6196"  # aot_eager on CPU: a wrong value, still on torch 2.13
+CPU_ENTRY = "d649e53c6196"  # aot_eager on CPU, a wrong value (whether it still fails depends on the release)
 ERROR_ENTRY = "67edeaa119f4"  # CUDA, an exception
 XLA_ENTRY = "4e0a2526faf4"
 
@@ -56,14 +56,18 @@ def test_the_shipped_corpus_exports_to_a_file_of_strict_xfail_tests(tmp_path):
 
 
 def test_a_cpu_entry_xfails_while_its_bug_stands_and_a_cuda_one_skips_without_cuda(tmp_path):
-    for key in (CPU_ENTRY, ERROR_ENTRY):
-        shutil.copytree(ROOT / "corpus" / key, tmp_path / "c" / key)
+    """A planted CPU bug (one that stands on every release) xfails; a shipped CUDA entry skips here."""
+    corpus = Corpus(tmp_path / "c")
+    p = program([("relu", ["x0"], {})], marks=["dynamic"], backend="fuzz.planted:corrupt_large")
+    v = run_case(p)
+    cpu = corpus.record(p, v, signature(v, p))[0].name
+    shutil.copytree(ROOT / "corpus" / ERROR_ENTRY, tmp_path / "c" / ERROR_ENTRY)
     text, keys, _ = export(tmp_path / "c")
-    assert sorted(keys) == sorted([CPU_ENTRY, ERROR_ENTRY])
+    assert sorted(keys) == sorted([cpu, ERROR_ENTRY])
     (tmp_path / "test_exported.py").write_text(text)
     r = _pytest(tmp_path / "test_exported.py", tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert f"XFAIL test_exported.py::test_{CPU_ENTRY}" in r.stdout and "1 xfailed" in r.stdout, r.stdout
+    assert f"XFAIL test_exported.py::test_{cpu}" in r.stdout and "1 xfailed" in r.stdout, r.stdout
     assert ("1 skipped" in r.stdout) != __import__("torch").cuda.is_available()
 
 

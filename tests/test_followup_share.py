@@ -122,38 +122,3 @@ def test_a_runner_past_its_job_limit_keeps_dispatching_while_a_long_job_runs(tmp
     release.set()
     runner.join(10)
     assert result == [7] and done[-1] == slow
-
-
-def test_a_jobs_precompiled_header_is_the_runners_and_outlives_the_job(tmp_path):
-    """Each follow-up job's Inductor caches are its own and go with it; its precompiled C++ header (150 MB,
-    5 s of compiling) is the runner's, linked in, so it is made once for all the jobs."""
-    import shutil
-
-    from fuzz.campaign.followup_local import inductor_pch_dir, job_env
-
-    shared = inductor_pch_dir(str(tmp_path / "runner-tmp"))
-    env = job_env(str(tmp_path / "job"), {"X": "1"}, shared)
-    assert env["X"] == "1" and env["TORCHINDUCTOR_CACHE_DIR"].startswith(str(tmp_path / "job"))
-    mine = inductor_pch_dir(env["TMPDIR"])  # where Inductor looks, with the job's TMPDIR
-    (tmp_path / "job" / "tmp" / "scratch").write_text("x")
-    open(os.path.join(mine, "header.h.gch"), "w").write("pch")  # what the job's compile makes
-    shutil.rmtree(tmp_path / "job")  # the job ends
-    assert open(os.path.join(shared, "header.h.gch")).read() == "pch"
-    assert job_env(str(tmp_path / "alone"), {}, None)["TMPDIR"] == str(tmp_path / "alone" / "tmp")
-    assert not os.path.exists(inductor_pch_dir(str(tmp_path / "alone" / "tmp")))
-
-
-def test_a_second_precompiled_header_is_the_jobs_own(tmp_path, monkeypatch):
-    """The shared header dir holds one header: once it holds its reserve, another compile command line's
-    header (a triage's C++ flags) is made in the job's own TMPDIR and goes with it, so the shared dir stays
-    bounded under a runner that never restarts."""
-    from fuzz.campaign import disk
-    from fuzz.campaign.followup_local import inductor_pch_dir, job_env
-
-    monkeypatch.setattr(disk, "PCH_RESERVE", 4096)
-    shared = inductor_pch_dir(str(tmp_path / "runner-tmp"))
-    env = job_env(str(tmp_path / "one"), {}, shared)
-    assert os.path.islink(inductor_pch_dir(env["TMPDIR"]))
-    open(os.path.join(shared, "a.h.gch"), "wb").write(b"x" * 65536)  # the first header, made
-    env = job_env(str(tmp_path / "two"), {}, shared)
-    assert not os.path.exists(inductor_pch_dir(env["TMPDIR"]))  # its own, made by Inductor if it needs one

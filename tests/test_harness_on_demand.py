@@ -206,6 +206,8 @@ def test_no_module_runs_a_file_it_reads_from_a_corpus():
                 "fuzz/findings/sanitizer.py", "fuzz/findings/trace.py", "fuzz/findings/versions.py",
                 "fuzz/findings/corpus.py", "fuzz/findings/standalone.py", "fuzz/judge/steps.py",
                 "fuzz/judge/isolated.py",
+                # pip (which torch is the newest release) and the C++ compiler's --version, nothing of a corpus
+                "fuzz/releases.py", "fuzz/pch.py",
                 # forks a child that runs a script path it is handed: run_script's scratch repro.py, written
                 # afresh from the program, or the runner's own job script, never a file of a corpus
                 "fuzz/judge/zygote.py"}

@@ -24,7 +24,6 @@ NOT_DATA = {
     ("fuzz/campaign/followup_local.py", "_run_in_zygote"): "the pickle its job wrote back into that dir",
     ("fuzz/campaign/ray_node.py", "_capture_env"): "a child process's stdout",
     ("fuzz/findings/trace.py", "collect_trace"): "TORCH_TRACE logs the repro wrote into a temp dir of our own",
-    ("fuzz/findings/versions.py", "newest_release"): "pip's stdout",
     ("fuzz/releases.py", "_resolve"): "pip's stdout",
     ("fuzz/judge/faults.py", "_vm_size"): "/proc/self/status",
     ("fuzz/judge/steps.py", "main"): "the request its parent sends on stdin",

@@ -307,6 +307,31 @@ def test_an_unbacked_one_broadcast_assert_is_expected_and_a_wrong_answer_there_i
                           unbacked_one=True) is not None
 
 
+def test_an_unbacked_one_that_its_range_keeps_from_the_larger_size_is_refused_at_compile_time_by_design():
+    """A mask of a 1-element value has a size of at most 1: broadcast against 2, the compiler cannot keep
+    the no-broadcast path it assumes and raises while tracing ("The size of tensor a (2) must match the size
+    of tensor b (u0)", or from torch's broadcasting refs "Attempting to broadcast a dimension of length u0").
+    Upstream calls that unbacked/backed mismatch expected (a fuzzer's mistake), so it is no finding; the same
+    message where no unbacked 1 meets a larger size is one."""
+    from fuzz.judge import expected
+    from fuzz.program.ir import TensorInput
+
+    inputs = [TensorInput(name="x0", shape=[1], dtype="float32"), TensorInput(name="x1", shape=[2], dtype="float32")]
+    for op in ("add", "where"):
+        p = program([_keep("first"), (op, ["x1", "v0"], {})], inputs=inputs)
+        p.settings = RunSettings(backend="aot_eager", fullgraph=True)
+        p.settings.dynamo = dict(_DD)
+        v = run_case(p)
+        assert v.outcome is Outcome.REJECTED and v.rule == "unbacked-broadcast-assert", (op, v)
+    for msg in ("The size of tensor a (2) must match the size of tensor b (u0) at non-singleton dimension 0",
+                "Attempting to broadcast a dimension of length u0 at -1! Mismatching argument at index 2 had "
+                "torch.Size([u0]); but expected shape should be broadcastable to [2]"):
+        assert expected.match([("RuntimeError", msg)], set(), unbacked_one=True).name == "unbacked-broadcast-assert"
+        assert expected.match([("RuntimeError", msg)], set(), unbacked_one=False) is None
+    assert expected.match([("RuntimeError", "The size of tensor a (2) must match the size of tensor b (3) at "
+                                            "non-singleton dimension 0")], set(), unbacked_one=True) is None
+
+
 def test_a_squeeze_or_literal_reshape_of_an_unbacked_size_is_caught_and_one_of_a_backed_size_is_not():
     from fuzz.program.ir import TensorInput
 

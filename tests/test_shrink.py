@@ -520,3 +520,30 @@ def test_a_result_its_own_backend_does_not_confirm_is_shrunk_under_its_own(tmp_p
     res = shrink_entry(entry, evaluate=evaluate, time_budget=20, reruns=0)
     assert res.reproduced and res.shrunk_with is None and judged[own] > 2
     assert res.program.settings.backend == own and "pad" in [c.op for c in res.program.ops]
+
+
+def test_a_bug_of_every_integer_dtype_shrinks_to_one_minimal_form():
+    """A planted bug wrong on every integer matmul, found with int8 and with int32 inputs, shrinks both to
+    int64 (the integers' plain member): one minimal key, one row, and no title that names int8 as if the
+    bug needed it. A bug that needs its narrow dtype keeps it (widens_narrow_ints: int64 passes)."""
+    from fuzz.findings.signature import minimal_signature
+    from fuzz.program.ir import TensorInput
+
+    def mm(dtype, backend="fuzz.planted:wrong_on_int_matmul"):
+        inputs = [TensorInput(name="x0", shape=["s0", 3], dtype=dtype),
+                  TensorInput(name="x1", shape=[3, 2], dtype=dtype)]
+        p = program([("mm_int", ["x0", "x1"], {})], inputs=inputs, backend=backend)
+        return p, run_case(p, rerun=False)
+
+    keys = set()
+    for dtype in ("int8", "int32"):
+        p, v = mm(dtype)
+        r = shrink(p, signature(v, p).key, time_budget=120)
+        assert r.reproduced and {x.dtype for x in r.program.inputs} == {"int64"}, (dtype, r.summary())
+        keys.add(minimal_signature(r.verdict, r.program).key)
+    assert len(keys) == 1
+    p = program([("mul", ["x0", "x0"], {})], dtype="uint8", backend="fuzz.planted:widens_narrow_ints")
+    v = run_case(p, rerun=False)
+    assert v.is_finding
+    r = shrink(p, signature(v, p).key, time_budget=120)
+    assert r.reproduced and r.program.inputs[0].dtype == "uint8", r.summary()

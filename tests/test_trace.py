@@ -13,14 +13,19 @@ from fuzz.findings.report import render_compiled
 from fuzz.findings.trace import TRACE_DIR, TraceError, collect_trace, trace_text
 
 ROOT = Path(__file__).resolve().parent.parent
-CPU_ENTRY = ROOT / "corpus" / "d649e53c6196"  # the CPU entry of corpus/ (aot_eager)
 
 
 @pytest.fixture
 def entry(tmp_path):
-    d = tmp_path / CPU_ENTRY.name
-    shutil.copytree(CPU_ENTRY, d, ignore=shutil.ignore_patterns(TRACE_DIR, ".lock"))
-    return d
+    """A CPU entry of a planted bug: it fails on every torch release (a shipped one may be fixed in the next)."""
+    from fuzz.findings.signature import minimal_signature
+    from fuzz.judge.runner import run_case
+
+    from helpers import program
+
+    p = program([("relu", ["x0"], {})], marks=["dynamic"], backend="fuzz.planted:corrupt_large")
+    v = run_case(p)
+    return Corpus(tmp_path / "c").record(p, v, minimal_signature(v, p))[0]
 
 
 def test_report_trace_collects_a_torch_trace_and_tlparse_summarises_it(entry):
@@ -52,14 +57,13 @@ def test_without_tlparse_the_report_says_how_to_summarise_the_trace(entry):
     assert trace_text(e) is None
 
 
-def test_a_torch_xla_entry_or_an_unallowed_backend_has_no_trace(tmp_path):
+def test_a_torch_xla_entry_or_an_unallowed_backend_has_no_trace(tmp_path, entry):
     xla = next(d for d in sorted((ROOT / "corpus").iterdir()) if (d / "program.json").is_file()
                and "blocks" in json.loads((d / "program.json").read_text()))
     shutil.copytree(xla, tmp_path / xla.name, ignore=shutil.ignore_patterns(".lock"))
     with pytest.raises(TraceError, match="torch_xla"):
         collect_trace(tmp_path / xla.name)
-    d = tmp_path / CPU_ENTRY.name
-    shutil.copytree(CPU_ENTRY, d, ignore=shutil.ignore_patterns(TRACE_DIR, ".lock"))
+    d = entry
     p = json.loads((d / "program.json").read_text())
     p["settings"]["backend"] = "os:system"
     (d / "program.json").write_text(json.dumps(p))

@@ -30,11 +30,11 @@ FOLLOWUP_CACHE = "followup-cache"
 _FULL = re.compile(r"No space left on device|Disk quota exceeded|\[Errno (?:28|122)\]")
 
 
-# Inductor's precompiled C++ header (CPU kernels): ~150 MB, made once for the workers and once for the
-# follow-up jobs (each job links the runner's in: fuzz/campaign/followup_local.py job_env). Under a limit
-# too small to hold both beside the caches it is not made (slower C++ compiles, no 150 MB).
+# Inductor's precompiled C++ headers (CPU kernels): ~150 MB each, kept once per machine outside the state
+# dir and linked into every compiling process's scratch dir (fuzz/pch.py), up to its cap. The limit reserves
+# that cap; under a limit too small to hold it beside the caches none is made (slower C++ compiles).
 PCH_RESERVE = 200 * 10**6
-PCH_COPIES = 2
+PCH_COPIES = 2  # the kept dir's cap, in reserves (pch.CAP)
 PCH_FROM = 4 * PCH_RESERVE
 
 
@@ -124,11 +124,15 @@ def followup_env(state_dir: str, share: int | None) -> dict:
 
 
 def reset_followup_cache(state_dir: str) -> None:
-    """Empty the follow-up runner's caches and scratch dir (one runner at a time holds the state dir)."""
+    """Empty the follow-up runner's caches and scratch dir (one runner at a time holds the state dir); its
+    precompiled header path is linked to the machine's kept one (fuzz/pch.py)."""
+    from fuzz import pch
+
     home = os.path.join(state_dir, FOLLOWUP_CACHE)
     shutil.rmtree(home, ignore_errors=True)
     for sub in ("inductor", "triton", "tmp"):
         os.makedirs(os.path.join(home, sub), exist_ok=True)
+    pch.link(os.path.join(home, "tmp"))
 
 
 def over_share(state_dir: str) -> bool:

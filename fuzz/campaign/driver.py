@@ -60,7 +60,10 @@ class CampaignConfig:
     devices: list | None = None  # CUDA indices to pin workers to
     workers_per_gpu: int | None = 1  # (with ray, None: the node's CPUs are shared over its GPUs)
     timeout: float = 300.0  # per case, seconds (`shapefuzz run`'s default: CASE_TIMEOUT)
-    known_issues: str | None = None  # default: <corpus_dir>/known_issues.json
+    known_issues: str | None = None  # default: <corpus_dir>/known_issues.json, else the reference corpus's
+    # the corpus whose causes are counted under its rows rather than written anew (fuzz/findings/reference.py):
+    # None: the corpus of the checkout shapefuzz runs from, where there is one; "none": no reference
+    known_corpus: str | None = None
     shrink: bool = True  # shrink each new corpus entry (then re-key and merge it) beside the campaign
     shrink_budget: float = 300.0  # seconds per entry
     # ablate each new entry (after its shrink) beside the campaign; by default deferred until its report
@@ -143,41 +146,79 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     counts the follow-ups still pending); then, with `wait`, the follow-ups
     are finished (Ctrl-C stops them, to be resumed), else stopped and left
     pending for `shapefuzz followup` or a rerun."""
-    corpus, known = _corpus_and_rules(cfg)  # read and checked before the state dir is opened (and written)
+    # read and checked before the state dir is opened (and written)
+    corpus, known, reference = _corpus_and_rules(cfg)
     kind = cfg.kind()
     cluster = None
     if cfg.ray is not None:  # joined before the state dir is opened: a cluster that cannot be had writes nothing
         from fuzz.campaign.ray_pool import connect
 
         cluster = connect(None if cfg.ray == "auto" else cfg.ray)
-    parts = _assemble(cfg, kind, corpus, known, cluster, progress, strategy)
+    parts = _assemble(cfg, kind, corpus, known, reference, cluster, progress, strategy)
     return _drive(parts, on_cases_done, wait)
 
 
+def reference_corpus(cfg: CampaignConfig) -> str | None:
+    """The reference corpus of cfg's campaign: --known-corpus, else the checkout's own corpus; never a dir
+    found where the command is started, and never the campaign's own corpus."""
+    from fuzz.findings.reference import package_corpus
+
+    named = cfg.known_corpus or os.environ.get("SHAPEFUZZ_KNOWN_CORPUS") or None
+    if named == "none":
+        return None
+    root = named or package_corpus()
+    if root is None:
+        return None
+    if named and not os.path.isdir(root):
+        raise StateError(f"no reference corpus directory {named}")
+    return None if os.path.realpath(root) == os.path.realpath(cfg.corpus_dir) else str(root)
+
+
+def rules_path(cfg: CampaignConfig) -> str | None:
+    """The known-issues rules of cfg's campaign: --known-issues, else the campaign corpus's own file, else
+    the reference corpus's; never a file found where the command is started."""
+    if cfg.known_issues:
+        if not os.path.isfile(cfg.known_issues):
+            raise StateError(f"no known-issues file {cfg.known_issues}")
+        return cfg.known_issues
+    ref = reference_corpus(cfg)
+    for d in (cfg.corpus_dir, ref):
+        if d and os.path.lexists(os.path.join(d, "known_issues.json")):
+            return os.path.join(d, "known_issues.json")
+    return None
+
+
 def _corpus_and_rules(cfg: CampaignConfig):
-    """The corpus (checked writable now, not at the first finding hours in) and the known-issues rules."""
+    """The corpus (checked writable now, not at the first finding hours in), the known-issues rules and the
+    reference corpus (named in the corpus's .reference.json for its follow-ups and `bugs`)."""
     from fuzz.files import check_writable_dir
-    from fuzz.findings.corpus import Corpus
-    from fuzz.findings.known import KnownIssues
+    from fuzz.findings.corpus import Corpus, CorpusError
+    from fuzz.findings.known import KnownIssues, KnownIssuesError
+    from fuzz.findings.reference import REFERENCE_FILE, Reference, write_reference
 
     if os.path.exists(cfg.corpus_dir) and not os.path.isdir(cfg.corpus_dir):
         raise StateError(f"corpus {cfg.corpus_dir} is not a directory")
     corpus = Corpus(cfg.corpus_dir)
-    known_path = cfg.known_issues or next(
-        (c for c in (os.path.join(cfg.corpus_dir, "known_issues.json"), os.path.join("corpus", "known_issues.json"))
-         if os.path.exists(c)), "")
-    if cfg.known_issues and not os.path.exists(cfg.known_issues):
-        raise StateError(f"no known-issues file {cfg.known_issues}")
-    known = KnownIssues.load(known_path) if os.path.exists(known_path) else None
+    known_path = rules_path(cfg)
+    known = KnownIssues.load(known_path) if known_path else None
     try:
         check_writable_dir(cfg.corpus_dir)
     except OSError as e:
         raise StateError(f"corpus {cfg.corpus_dir} cannot be written: {e.strerror or e}"
                          f"{' (' + e.filename + ')' if getattr(e, 'filename', None) else ''}") from None
-    return corpus, known
+    ref_root = reference_corpus(cfg)
+    try:
+        reference = Reference(ref_root) if ref_root else None
+    except (CorpusError, KnownIssuesError, OSError) as e:
+        raise StateError(f"the reference corpus {ref_root} cannot be read: {e}") from None
+    if ref_root:
+        write_reference(cfg.corpus_dir, ref_root)
+    elif os.path.lexists(os.path.join(cfg.corpus_dir, REFERENCE_FILE)):
+        os.unlink(os.path.join(cfg.corpus_dir, REFERENCE_FILE))
+    return corpus, known, reference
 
 
-def _assemble(cfg, kind, corpus, known, cluster, progress, strategy) -> Parts:
+def _assemble(cfg, kind, corpus, known, reference, cluster, progress, strategy) -> Parts:
     """Open the state dir and make the parts; what is made is closed again if a later part fails."""
     with contextlib.ExitStack() as undo:
         if cluster is not None:
@@ -199,7 +240,7 @@ def _assemble(cfg, kind, corpus, known, cluster, progress, strategy) -> Parts:
         followups = FollowUps(cfg.state_dir, state.corpus_dir, ray=cluster.gcs if cluster is not None else None,  # with Ray: jobs there
                               env=disk.followup_env(cfg.state_dir))
         undo.callback(followups.stop)
-        rec = Recorder(cfg, kind, state, corpus, known, followups, progress, result)
+        rec = Recorder(cfg, kind, state, corpus, known, followups, progress, result, reference=reference)
         rec.guide = open_guide(cfg, kind, state)
         wind_down = _wind_down(cfg, state, followups, progress)
         source = CaseSource(cfg, state, strategy, recipe=recipe, processes=drawing_processes() if cfg.workers else 0,
@@ -300,12 +341,13 @@ def _finish_followups(c: Parts, wait: bool) -> None:
 
 def builds_pch(cfg: CampaignConfig, compiling: dict) -> bool:
     """Whether the campaign's first cases make Inductor's precompiled C++ header (CPU kernels; not under
-    disk.PCH_FROM of cache limit)."""
+    disk.PCH_FROM of cache limit; not where an earlier run on this machine kept one: fuzz/pch.py)."""
+    from fuzz import pch
     from fuzz.devices import is_cuda
     from fuzz.judge.backends import backend
 
     return (backend(cfg.backend).inductor and not is_cuda(cfg.device)
-            and "TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS" not in compiling)
+            and "TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS" not in compiling and not pch.kept_bytes())
 
 
 def campaign_strategy(cfg: CampaignConfig):

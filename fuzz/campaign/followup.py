@@ -228,7 +228,7 @@ def run_job(job: Job, remote=None) -> tuple[str, str]:
 
 def _run_job(job: Job, remote=None) -> tuple[str, str]:
     from fuzz.findings.corpus import Corpus
-    from fuzz.findings.standalone import UNCONFIRMED
+    from fuzz.findings.corpus import KNOWN, UNCONFIRMED
 
     if job.corpus is None:
         raise ValueError("the runner was told no corpus")
@@ -238,6 +238,8 @@ def _run_job(job: Job, remote=None) -> tuple[str, str]:
         return "skipped", "no such entry in the corpus (removed by hand?)"
     if path.parent.name == UNCONFIRMED:
         return "skipped", f"{path.name} is set aside: it does not fail alone in a fresh process"
+    if path.parent.name == KNOWN:
+        return "skipped", f"{path.name} is set aside: its cause is in the reference corpus"
     if job.type == "sanitize":
         from fuzz.findings.sanitizer import sanitize_entry, write_report
 

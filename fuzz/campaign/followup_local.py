@@ -28,34 +28,16 @@ from fuzz.campaign.ray_followup import Remote, _compute, ship
 from fuzz.campaign.sizing import COMPILE_THREADS, OMP_THREADS, usable_cpus
 from fuzz.judge import warm_kernels
 
-def inductor_pch_dir(tmpdir: str) -> str:
-    """Where Inductor keeps its precompiled C++ header under TMPDIR `tmpdir` (torch's default_cache_dir)."""
-    import getpass
-    import re
-
-    try:
-        user = getpass.getuser()
-    except (KeyError, ModuleNotFoundError, OSError):  # a uid with no name (containers): as torch names it
-        user = f"uid_{os.getuid()}" if hasattr(os, "getuid") else "unknown_user"
-    return os.path.join(tmpdir, "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user), "precompiled_headers")
-
-
-def job_env(home: str, base: dict, shared_pch: str | None) -> dict:
+def job_env(home: str, base: dict) -> dict:
     """A job's caches and scratch dir under `home` (gone with the job). Its precompiled C++ header is the
-    runner's (`shared_pch`, linked in): made once, not once a job. A job's own cost 150 MB and 5 s of
-    compiling (CPU kernels: a triage's inductor row, a shrink of an Inductor finding)."""
+    machine's kept one (fuzz/pch.py, linked in): made once, not once a job or a runner (150 MB and, on a
+    loaded machine, minutes of compiling: a triage's inductor row, a shrink of an Inductor finding)."""
+    from fuzz import pch
+
     env = dict(base, TORCHINDUCTOR_CACHE_DIR=os.path.join(home, "inductor"),
                TRITON_CACHE_DIR=os.path.join(home, "triton"), TMPDIR=os.path.join(home, "tmp"))
     os.makedirs(env["TMPDIR"])
-    from fuzz.campaign.disk import PCH_RESERVE
-    from fuzz.files import tree_bytes
-
-    # one header shared: another compile command line (a triage's C++ flags) makes its own, gone with the job
-    if shared_pch and (not os.path.isdir(shared_pch) or tree_bytes(shared_pch) <= PCH_RESERVE):
-        os.makedirs(shared_pch, exist_ok=True)
-        link = inductor_pch_dir(env["TMPDIR"])
-        os.makedirs(os.path.dirname(link))
-        os.symlink(shared_pch, link)  # rmtree(home) removes the link, not the header
+    pch.link(env["TMPDIR"])  # rmtree(home) removes the link, not the header
     return env
 
 
@@ -146,8 +128,6 @@ class LocalRemote:
         # the jobs' homes: beside the runner's caches (STATE/followup-cache, which a new runner empties)
         base = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
         self._homes = os.path.join(os.path.dirname(base), "jobs") if base else None  # None: TMPDIR
-        # the runner's own TMPDIR (STATE/followup-cache/tmp, emptied by a new runner) holds the jobs' shared header
-        self._pch = inductor_pch_dir(tempfile.gettempdir()) if self._homes else None
         self._kept = threading.local()  # a shrink's home, kept for its standalone checks (checks_reuse_kernels)
         self._zygote_started = self._zygote_told = False
 
@@ -165,7 +145,7 @@ class LocalRemote:
         if self._homes:
             os.makedirs(self._homes, exist_ok=True)
         home = tempfile.mkdtemp(prefix=f"{job_type}-{name}-", dir=self._homes)
-        env = job_env(home, self._env, self._pch)
+        env = job_env(home, self._env)
         self._start_zygote()
         try:
             done = self._run_in_zygote(home, env, (job_type, name, ship(entry_dir), params, forms), timeout)

@@ -24,8 +24,8 @@ def startup_line(workers: int | None, *, pch: bool = False, ray: bool = False) -
     else:
         text = f"starting {workers} sandboxed worker{'s' * (workers > 1)} (importing torch)"
     if pch:
-        text += ("; the first cases also build Inductor's precompiled C++ header, once per run (a minute or more "
-                 "on a loaded machine)")
+        text += ("; the first cases also build Inductor's precompiled C++ header, once on this machine (a minute "
+                 "or more on a loaded one; kept for later runs)")
     return text + f"; a progress line every {PLAIN_EVERY:g} s"
 
 
@@ -77,7 +77,9 @@ def summary_table(s: dict):
 
         d = s["disk"]
         t.add_row("disk", f"state dir {human_bytes(d['state_dir_bytes'])} (worker compile caches "
-                          f"{human_bytes(d['worker_caches_bytes'])}); {human_bytes(d['free_bytes'])} free there")
+                          f"{human_bytes(d['worker_caches_bytes'])}); {human_bytes(d['free_bytes'])} free there"
+                          + (f"; Inductor's precompiled header, kept for this machine: "
+                             f"{human_bytes(d['kept_header_bytes'])}" if d.get("kept_header_bytes") else ""))
     if s.get("nodes"):
         t.add_row("ray nodes", nodes_text(s["nodes"]))
     return t

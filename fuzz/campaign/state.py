@@ -380,12 +380,13 @@ class CampaignState:
 
         if self._corpus is None:
             self._corpus = Corpus(self.corpus_dir)
-        from fuzz.findings.standalone import UNCONFIRMED
+        from fuzz.findings.corpus import SET_ASIDE
 
         held = {k: self._corpus.resolve(k) for k in self.new_signatures}
-        # an entry set aside (it does not fail alone in a fresh process) is no bug to count
+        # an entry set aside (it does not fail alone in a fresh process, or its cause is in the reference
+        # corpus) is no bug to count
         return len({p.name if p is not None else k for k, p in held.items()
-                    if p is None or p.parent.name != UNCONFIRMED})
+                    if p is None or p.parent.name not in SET_ASIDE})
 
     def save(self) -> None:
         write_atomic(self.path("state.json"), json.dumps(self.summary(), indent=1))

@@ -201,6 +201,10 @@ class WorkerPool:
         # the workers' scratch dir (TMPDIR): what a killed pool left is of no use
         self.tmpdir = os.path.join(self.workdir, "tmp")
         shutil.rmtree(self.tmpdir, ignore_errors=True)
+        os.makedirs(self.tmpdir)
+        from fuzz import pch
+
+        pch.link(self.tmpdir)  # Inductor-CPU's precompiled header: the machine's kept one, built once
         self._env = dict(env or {})
         if threads:  # explicit: over the sizing's share and the user's environment
             self._env.setdefault("OMP_NUM_THREADS", str(threads))
@@ -354,7 +358,7 @@ class WorkerPool:
         env = dict(self._env,
                    TORCHINDUCTOR_CACHE_DIR=os.path.join(home, "inductor"),
                    TRITON_CACHE_DIR=os.path.join(home, "triton"),
-                   TMPDIR=self.tmpdir)  # shared: Inductor's precompiled C++ header (~150 MB) is made there once
+                   TMPDIR=self.tmpdir)  # shared, its precompiled header path linked to the kept one
         if self.cache_limit is not None:
             env["SHAPEFUZZ_CACHE_SHARE"] = str(self.share())
         if device is not None:

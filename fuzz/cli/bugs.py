@@ -28,7 +28,10 @@ def cmd(args) -> int:
     from fuzz.terminal import markup as escape, raw
 
     from fuzz.files import write_atomic
-    from fuzz.findings.bugs import bug_rows, markdown, set_aside_lines, summary_line, untriaged_lines
+    from fuzz.findings.bugs import (bug_rows, index_newest, markdown, newest_line, set_aside_lines, summary_line,
+                                     untriaged_lines)
+    from fuzz.findings.reference import known_in_reference, known_lines
+    from fuzz.findings.standalone import unconfirmed
 
     root = Path(args.corpus)
     if not root.is_dir():
@@ -39,14 +42,15 @@ def cmd(args) -> int:
         error(why)
         return EXIT_BAD_INPUT
     unreadable: list = []
-    rows = bug_rows(root, unreadable)
+    index, how = index_newest()
+    rows = bug_rows(root, unreadable, index)
     if args.triage and _triage_rows(root, rows):
-        rows = bug_rows(root, [])
-    if not rows and not unreadable:
+        rows = bug_rows(root, [], index)
+    if not rows and not unreadable and not known_in_reference(root) and not unconfirmed(root):
         error(f"{str(root)!r} holds no corpus entry (an entry is a directory with program.json)")
         return EXIT_BAD_INPUT
     if args.write:
-        write_atomic(root / "BUGS.md", markdown(rows, root))
+        write_atomic(root / "BUGS.md", markdown(rows, root, newest_line(index, how)))
     if args.json:
         print_json([r.to_dict() for r in rows])
         return _unreadable(unreadable)
@@ -58,7 +62,8 @@ def cmd(args) -> int:
         table.add_row(escape(r.key + more), escape(r.title), escape(f"{r.status}\n{r.upstream}"), escape(r.checked_on),
                       f"{r.repro_lines} lines" if r.repro_lines else "harness")
     Console(file=raw(sys.stdout), soft_wrap=False, width=200).print(table)
-    for line in (set_aside_lines(root) + untriaged_lines(rows))[::2]:  # each paragraph's text, not its blank line
+    print(newest_line(index, how))
+    for line in (set_aside_lines(root) + known_lines(root) + untriaged_lines(rows))[::2]:  # each paragraph's text
         print(line)
     if args.write:
         print(f"wrote {root / 'BUGS.md'}")

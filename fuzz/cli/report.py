@@ -40,6 +40,9 @@ def cmd(args) -> int:
     if why:  # said before a triage or a trace runs
         error(why)
         return EXIT_BAD_INPUT
+    from fuzz.releases import newest_or_recorded
+
+    newest_or_recorded()  # the index's newest release, asked at most once a day: the report says if it is behind
     try:
         if args.triage:
             missing = triage_if_needed(args.entry, timeout=args.triage_timeout, log=note)

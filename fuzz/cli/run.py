@@ -67,7 +67,11 @@ def add_parser(subparsers):
     r.add_argument("--corpus", default=None, help="corpus dir for new findings (default STATE/corpus, beside the "
                    "state dir; the repository's corpus/ only when named)")
     r.add_argument("--known-issues", default=None, help="known upstream issues (default: CORPUS/known_issues.json, "
-                   "else corpus/known_issues.json, the repository's, read only)")
+                   "else the reference corpus's; never a file of the directory the command runs in)")
+    r.add_argument("--known-corpus", default=None, metavar="DIR",
+                   help="a corpus whose causes are counted under its rows (status, upstream link) instead of "
+                   "written as new entries (default: the corpus of the checkout shapefuzz runs from, where there "
+                   "is one; 'none': no reference); read only")
     r.add_argument("--no-shrink", dest="shrink", action="store_false",
                    help="do not shrink new corpus entries in the background")
     r.add_argument("--triage", dest="triage", action="store_true", default=False,
@@ -98,6 +102,16 @@ def case_timeout(given: float | None, device: str, time_limit: float | None = No
 
     timeout = given if given is not None else CASE_TIMEOUT.get(device_type(device), CampaignConfig.timeout)
     return timeout if time_limit is None else min(timeout, time_limit)
+
+
+def _reference_line(cfg) -> str:
+    """The start line's part that names the reference corpus and the known-issues rules."""
+    from fuzz.campaign.driver import reference_corpus, rules_path
+
+    ref, rules = reference_corpus(cfg), rules_path(cfg)
+    text = (f"reference corpus {ref} (findings of its causes are counted under its rows; --known-corpus to name "
+            "another, none for no reference)") if ref else "no reference corpus (--known-corpus DIR to name one)"
+    return text + f"; known-issues rules {rules or 'none'}"
 
 
 def cmd(args) -> int:
@@ -134,7 +148,7 @@ def cmd(args) -> int:
                          workers_per_gpu=args.workers_per_gpu if args.ray is not None else args.workers_per_gpu or 1,
                          ray=args.ray,
                          timeout=case_timeout(args.timeout, args.device, args.time),
-                         known_issues=args.known_issues, shrink=args.shrink,
+                         known_issues=args.known_issues, known_corpus=args.known_corpus, shrink=args.shrink,
                          triage=args.triage, sanitize=args.sanitize, shrink_budget=args.shrink_budget,
                          cache_limit=args.cache_limit)
     limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
@@ -144,6 +158,11 @@ def cmd(args) -> int:
     print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed}{drawn} {limit.strip()} "
           f"timeout={cfg.timeout:g}s per case{' (the time limit)' if cfg.timeout == cfg.time_limit else ''} "
           f"state={cfg.state_dir} corpus={cfg.corpus_dir}", file=said, flush=True)
+    try:
+        print(f"shapefuzz run: {_reference_line(cfg)}", file=said, flush=True)
+    except StateError as e:
+        error(str(e))
+        return EXIT_BAD_INPUT
     print(f"shapefuzz run: {sizing.line() if sizing else _ray_line(args)}; "
           f"{limit_line(cfg.cache_limit or default_cache_limit(cfg.state_dir), bool(cfg.cache_limit), cfg.state_dir)}",
           file=said, flush=True)

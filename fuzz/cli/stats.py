@@ -24,6 +24,8 @@ def cmd(args) -> int:
         return EXIT_BAD_INPUT
     from fuzz.files import disk_use
 
-    summary["disk"] = disk_use(args.state_dir)
+    from fuzz import pch
+
+    summary["disk"] = dict(disk_use(args.state_dir), kept_header_bytes=pch.kept_bytes())
     print_summary(summary, as_json=args.json)
     return EXIT_OK

@@ -18,7 +18,8 @@ def add_parser(subparsers):
         .__doc__.split("\n\n", 1)[1])
     v.add_argument("target", help="a corpus entry's directory, or a corpus (every entry with a short repro)")
     v.add_argument("--torch", nargs="+", default=list(DEFAULT_RELEASES), metavar="RELEASE",
-                   help=f"torch releases; 'newest' is the newest pip would install here (default: "
+                   help=f"torch releases; 'newest' is the newest on the package index, whatever a local pip constraint "
+                        f"allows (default: "
                         f"{' '.join(DEFAULT_RELEASES)})")
     v.add_argument("--python", nargs="+", default=None, metavar="PYTHON",
                    help="interpreters (with their own torch) to run under instead of cached venvs; CUDA entries "
@@ -39,7 +40,7 @@ def cmd(args) -> int:
     from fuzz.judge.backends import BackendError
 
     try:
-        args.torch = resolve_releases(args.torch)
+        args.torch = resolve_releases(args.torch, log=lambda m: print(f"shapefuzz versions: {m}", file=sys.stderr))
     except VersionsError as e:
         error(str(e))
         return EXIT_BAD_INPUT
@@ -89,6 +90,9 @@ def cmd(args) -> int:
             rec = entry_versions(entry, args.torch, pythons=args.python, timeout=args.timeout, log=log)
         except (CorpusError, VersionsError, BackendError, OSError) as e:  # BackendError: a module not allowed
             return d, None, f"{d}: {e}"
+        from fuzz.findings.versions import merge_records
+
+        rec = merge_records(entry.meta.get("versions"), rec)  # the releases not run now stay in the range
         if not args.dry_run:
             corpus.set_meta(d, "versions", rec)
         return d, rec, None

@@ -14,9 +14,11 @@ Where it stands, first match wins:
     known upstream       a known-issues rule or an upstream record names it (any entry of the cluster)
     fixed                it passed at the last replay
     fixed in <=X         it passes on the newest release it ran on (X), though an older one was affected
-    new                  `shapefuzz versions` ran its repro and it fails on the newest release any entry
-                         of the corpus ran on: the newest torch decides, not the one that found it
-    not checked on X     it was found on an older torch and never ran on X, the newest the corpus knows,
+    new                  its repro fails on the newest release (the package index's, fuzz/releases.py,
+                         or the newest any entry of the corpus ran on, whichever is newer): `shapefuzz
+                         versions` ran it there, or it was found there; the newest torch decides, not the
+                         one that found it
+    not checked on X     it was found on an older torch and never ran on X, the newest release,
                          or it was never rerun at all (a fresh campaign's corpus knows no newer torch than
                          its own): `shapefuzz versions CORPUS --torch newest` checks it (a CUDA finding on
                          its CPU twin where that reproduces; a GPU box with the newest torch otherwise);
@@ -30,6 +32,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from fuzz.findings import markdown as md
+from fuzz.findings.reference import known_lines
 
 NEW, KNOWN, FIXED = "new", "known upstream", "fixed"
 FIXED_NEWER, UNCHECKED, PENDING = "fixed on a newer torch", "not checked on the newest torch", "pending shrink"
@@ -154,13 +157,27 @@ def _ran_on(entry) -> tuple[str, str, str] | None:
     return rel, result, where
 
 
-def _status(entry, known, newest: str | None) -> tuple[str, str, str]:
-    """(status, upstream text, checked-on text) of one entry (the module docstring's order)."""
+def _behind(entry, ran, newest: str | None) -> str:
+    """What the checked-on text adds where the entry's repro never ran on the newest release: that it is
+    out, and for a CUDA finding whose CPU twin does not fail, that it waits for a current CUDA torch."""
+    from fuzz.findings.versions import _key
+
+    if not newest or ran is None or _key(ran[0]) >= _key(newest):
+        return ""
+    if entry.program.device_type() == "cuda" and ran[2] != "CPU twin":
+        return f"; {newest} is out: waits for a check on a CUDA torch {newest}"
+    return f"; {newest} is out"
+
+
+def _status(entry, known, newest: str | None, index: str | None = None) -> tuple[str, str, str]:
+    """(status, upstream text, checked-on text) of one entry (the module docstring's order). `newest`: the
+    newest release the corpus or the package index knows; `index`: the package index's, where known."""
     from fuzz.findings.versions import PASSES, _key, newest_checked
 
     status, upstream = _upstream(entry, known)
     ran = _ran_on(entry)
     checked = "-" if ran is None else f"{ran[0]}: {ran[1]}" + (f" ({ran[2]})" if ran[2] else "")
+    checked += _behind(entry, ran, newest) if _line(entry) == "torch" else ""
     last = entry.meta.get("last_replay") or {}
     if status == KNOWN:
         return status, upstream, checked
@@ -178,9 +195,11 @@ def _status(entry, known, newest: str | None) -> tuple[str, str, str]:
         return FIXED_NEWER, f"{upstream}; fixed in <={ran[0]}", checked
     if newest and (ran is None or _key(ran[0]) < _key(newest)):
         return UNCHECKED, upstream, checked
-    if _line(entry) == "torch" and newest_checked(_versions_record(entry)) is None:
+    if _line(entry) == "torch" and newest_checked(_versions_record(entry)) is None and \
+            not (index and ran is not None and _key(ran[0]) >= _key(index)):
         # found, never rerun: a corpus of one campaign knows no newer torch than the one that found it, and
-        # two of a fresh CPU campaign's five "new" rows passed on the next release (torch 2.11 -> 2.13)
+        # two of a fresh CPU campaign's five "new" rows passed on the next release (torch 2.11 -> 2.13); but
+        # a finding made on the package index's newest release was checked there by being found
         return UNCHECKED, upstream, checked
     return NEW, upstream, checked
 
@@ -191,11 +210,12 @@ def _line(entry) -> str:
     return "xla" if entry.program.device_type() == "xla" else "torch"
 
 
-def newest_known(entries) -> dict:
-    """{line: the newest release any entry's repro ran on, or any entry was found with} (_line)."""
+def newest_known(entries, index: str | None = None) -> dict:
+    """{line: the newest release any entry's repro ran on, or any entry was found with} (_line); torch's
+    is at least `index`, the package index's newest release where it is known."""
     from fuzz.findings.versions import _key
 
-    newest = {}
+    newest = {"torch": index} if index else {}
     for e in entries:
         r = _ran_on(e)
         if r is not None and (_line(e) not in newest or _key(r[0]) > _key(newest[_line(e)])):
@@ -203,9 +223,18 @@ def newest_known(entries) -> dict:
     return newest
 
 
-def bug_rows(corpus_root, unreadable: list | None = None) -> list[BugRow]:
+def index_newest() -> tuple[str | None, str]:
+    """(the newest torch release on the package index, how it is known), or (None, why not): asked at most
+    once a day (fuzz/releases.py), never failing a read-only listing offline."""
+    from fuzz.releases import newest_or_recorded
+
+    return newest_or_recorded()
+
+
+def bug_rows(corpus_root, unreadable: list | None = None, index: str | None = None) -> list[BugRow]:
     """One row per cause (clusters of readable entries); `unreadable` (when given) gets a CorpusError for each
-    entry dir that could not be read. KnownIssuesError when the corpus's known_issues.json is malformed."""
+    entry dir that could not be read; `index`: the package index's newest torch release, where known.
+    KnownIssuesError when the corpus's known_issues.json is malformed."""
     from fuzz.findings.clusters import clusters
     from fuzz.findings.corpus import Corpus
     from fuzz.findings.deferred_triage import untriaged
@@ -215,10 +244,10 @@ def bug_rows(corpus_root, unreadable: list | None = None) -> list[BugRow]:
     corpus = Corpus(root)
     known = _known_issues(root)
     entries = list(corpus.entries())
-    newest = newest_known(entries)
+    newest = newest_known(entries, index)
     rows = []
     for c in clusters(entries):
-        rated = [(e, *_status(e, known, newest.get(_line(e)))) for e in c.entries]
+        rated = [(e, *_status(e, known, newest.get(_line(e)), index)) for e in c.entries]
         # the cluster stands where its most settled entry does (known upstream, fixed); else it is new if
         # any entry is; the first such entry in the cluster's order (CPU first, then smallest) speaks
         first = (KNOWN, TRACKED, FIXED, FIXED_NEWER, NEW, UNCHECKED, PENDING)
@@ -289,14 +318,22 @@ def _report_link(r: BugRow) -> str:
     return f"[report]({quote(name)}/report.md)" if name else "-"
 
 
-def markdown(rows: list[BugRow], corpus_root) -> str:
+def newest_line(index: str | None, how: str) -> str:
+    """What BUGS.md and `bugs` say of the release "new" is judged on."""
+    if index:
+        return f"The newest torch release is {index} ({how}); a bug is new only where its repro fails on it."
+    return (f"The newest torch release is not known here ({how}); a bug is new only where it fails on the newest "
+            "torch any entry ran on.")
+
+
+def markdown(rows: list[BugRow], corpus_root, newest: str = "") -> str:
     pending = pending_lines(rows)
     rows = [r for r in rows if r.status != PENDING]
     lines = [f"# Bugs in {md.text(corpus_root, 300)}", "",
              f"{summary_line(rows)} One row per cause (entries with the same trigger and symptom are one row, the "
-             "others its variants). A bug is new only where it fails on the newest torch that any entry ran on "
-             "(`checked on`). Written by `shapefuzz bugs --write`.", "",
-             *set_aside_lines(corpus_root), *pending, *untriaged_lines(rows),
+             "others its variants). A bug is new only where it fails on the newest torch release (`checked on`). "
+             f"{md.text(newest, 300) + ' ' if newest else ''}Written by `shapefuzz bugs --write`.", "",
+             *set_aside_lines(corpus_root), *known_lines(corpus_root), *pending, *untriaged_lines(rows),
              "| bug | title | class | ops | device | status | checked on | upstream | versions | repro | report |"
              " variants |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]

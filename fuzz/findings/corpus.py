@@ -59,8 +59,9 @@ from fuzz.files import dumps as _dumps
 from fuzz.files import fsync_dir as _fsync_dir  # a module name: tests make it fail
 from fuzz.files import write_atomic as _write_atomic
 from fuzz.files import write_synced as _write
-from fuzz.findings.corpus_files import (UNCONFIRMED, CorpusFileError, OutsideCorpus, entry_inside,  # noqa: F401
-                                        inside, is_entry_dir, read, read_program_json)  # UNCONFIRMED: re-exported
+from fuzz.findings.corpus_files import (KNOWN, SET_ASIDE, UNCONFIRMED, CorpusFileError,  # noqa: F401
+                                        OutsideCorpus, entry_inside, inside, is_entry_dir, read,
+                                        read_program_json)  # the set-aside dirs' names: re-exported
 from fuzz.program.ir import Program, ProgramError
 from fuzz.program.loading import load_program
 from fuzz.findings.signature import Signature, signature
@@ -70,7 +71,7 @@ from fuzz.findings.scripts import (_apply_meta, _seen_with, entry_repro, entry_s
 
 FILES = ("program.json", "verdict.json", "signature.json", "env.json", "meta.json", "repro.py")
 HARNESS = "harness.py"  # stored by older entries; generated on demand now, and removed where found
-INDEX = ".index.json"  # hidden: every other name but known_issues.json and UNCONFIRMED in a corpus is an entry
+INDEX = ".index.json"  # hidden: every other name but known_issues.json and SET_ASIDE in a corpus is an entry
 _ORIGINALS = ("original_program.json", "original_verdict.json")  # the representative as found
 _LOCK = ".lock"
 _INDEX_LOCK = ".index.lock"
@@ -346,6 +347,28 @@ class Corpus:
             _write_atomic(d / "meta.json", _dumps(meta))
             return self.load(d)
 
+    def move_aside(self, entry_dir, where: str) -> Path:
+        """Move an entry into set-aside dir `where` (one of SET_ASIDE), whole, its keys pointing there (the
+        next hit of any of them counts there); merged into the one there when that cause was set aside
+        before. Returns where it is now."""
+        from fuzz.files import fsync_dir
+
+        assert where in SET_ASIDE, where
+        src = Path(entry_dir)
+        dst_root = self.root / where
+        inside(self.root, dst_root / src.name)  # the set-aside dir a real directory, never a symlink's target
+        dst_root.mkdir(exist_ok=True)
+        dst = dst_root / src.name
+        target = f"{where}/{src.name}"
+        if dst.is_dir():  # this cause was set aside before: merge into it (hits and variants add up)
+            return self.rekey(src, self.load(src).signature, into=target)
+        with _locked(src):
+            entry = self.load(src)
+            os.rename(src, dst)
+            fsync_dir(self.root)
+        self._update_index({**{k: target for k in entry.variants}, src.name: target})
+        return dst
+
     def set_meta(self, entry_dir, key: str, value) -> None:
         """Set one field of the entry's meta.json (under the entry lock)."""
         d = Path(entry_dir)
@@ -481,7 +504,7 @@ class Corpus:
         if not self.root.is_dir():
             return
         for d in sorted(self.root.iterdir()):
-            if d.name.startswith(".") or d.name == UNCONFIRMED or not d.is_dir():
+            if d.name.startswith(".") or d.name in SET_ASIDE or not d.is_dir():
                 continue  # temp dirs of records in flight, files like known_issues.json, set-aside entries
             try:
                 yield self.load(d)

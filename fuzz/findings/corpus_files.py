@@ -1,7 +1,7 @@
 """The one loader of the JSON files a corpus holds other than programs:
 an entry's meta.json, verdict.json (also original_verdict.json and
 variants/*/verdict.json), signature.json, env.json and ablation.json, and the
-corpus's .index.json and known_issues.json.
+corpus's .index.json, known_issues.json and .reference.json.
 
 Each kind has a schema in corpus_files.json beside this module, checked with
 the program schema's checker (fuzz/program/schema.py). A file is read only if
@@ -27,7 +27,9 @@ from fuzz.datafile import DataFileError, read_json
 from fuzz.files import UnsafePath, confined
 from fuzz.program.schema import MAX_PROGRAM_BYTES, check
 
-UNCONFIRMED = "unconfirmed"  # CORPUS/unconfirmed/: entries set aside (fuzz/findings/standalone.py)
+UNCONFIRMED = "unconfirmed"  # entries that do not fail alone in a fresh process (findings/standalone.py)
+KNOWN = "known"  # entries of causes the corpus's reference corpus holds (findings/reference.py)
+SET_ASIDE = (UNCONFIRMED, KNOWN)  # kept whole and still hit, but no entries of this corpus
 
 SCHEMA_PATH = Path(__file__).with_name("corpus_files.json")
 
@@ -42,6 +44,7 @@ KINDS = {
     "ablation.json": ("ablation", 8_000_000, 400_000),
     ".index.json": ("index", 64_000_000, 2_100_000),
     "known_issues.json": ("known_issues", 4_000_000, 400_000),
+    ".reference.json": ("reference", 100_000, 16),
 }
 
 
@@ -141,9 +144,9 @@ def is_entry_dir(d) -> bool:
 
 
 def corpus_of(entry_dir) -> Path:
-    """The corpus an entry dir belongs to: its parent, or the corpus of unconfirmed/ (a set-aside entry)."""
+    """The corpus an entry dir belongs to: its parent, or the corpus of a set-aside dir (unconfirmed/, known/)."""
     parent = Path(entry_dir).absolute().parent
-    return parent.parent if parent.name == UNCONFIRMED else parent
+    return parent.parent if parent.name in SET_ASIDE else parent
 
 
 def inside(corpus_root, path) -> Path:
@@ -162,7 +165,7 @@ def inside(corpus_root, path) -> Path:
 
 def entry_inside(entry_dir) -> Path:
     """An entry dir to write into: a real directory (no symlink) whose files land inside its corpus (its
-    parent, or the corpus of unconfirmed/, itself no symlink either)."""
+    parent, or the corpus of a set-aside dir, itself no symlink either)."""
     d = Path(entry_dir)
     if os.path.islink(d):
         raise OutsideCorpus(f"{d}: is a symlink; a corpus entry is a real directory, nothing is written there")

@@ -38,10 +38,13 @@ class Settlement:
     evaluations: int = 0
     reason: str = ""  # why it stays as it is, when it does
     set_aside: bool = False  # it did not fail alone in a fresh process: moved to unconfirmed/ (standalone.py)
+    known: object = None  # the reference corpus's row its cause belongs to: moved to known/ (reference.py)
     program: object = field(default=None, repr=False)  # the minimal program (key's), when there is one
     verdict: object = field(default=None, repr=False)  # its verdict
 
     def line(self) -> str:
+        if self.known is not None:
+            return f"{self.source}: its cause is in the reference corpus, row {self.known.text()}: set aside in known/"
         if self.set_aside:
             return f"{self.source}: set aside in {UNCONFIRMED}/ ({self.reason})"
         if self.key is None:
@@ -63,10 +66,35 @@ def known_forms(corpus: Corpus, entry: Entry, extra: list | None = None) -> list
                 and outcome_class(verdict) == outcome_class(entry.verdict)
                 and type(program) is type(entry.program) and program.device_type() == entry.program.device_type())
 
-    forms = sorted((e for e in corpus.entries() if e.minimal and like(e.key, e.program, e.verdict)),
-                   key=lambda e: -e.hits)
-    out = [(e.key, e.program) for e in forms]
+    from fuzz.findings.reference import reference_of
+
+    try:
+        ref = reference_of(corpus.root)
+    except CorpusError:
+        ref = None
+    held = list(corpus.entries()) + (list(Corpus(ref.root).entries()) if ref is not None else [])
+    forms = sorted((e for e in held if e.minimal and like(e.key, e.program, e.verdict)), key=lambda e: -e.hits)
+    out = list({e.key: (e.key, e.program) for e in forms}.values())
     return out + [(k, p) for k, p, v in (extra or []) if like(k, p, v) and k not in {x for x, _ in out}]
+
+
+def _to_reference(corpus: Corpus, out: Settlement, log) -> bool:
+    """Set the settled entry aside in known/ when its cause is in the corpus's reference corpus
+    (fuzz/findings/reference.py): no standalone checks or report for it. True when it was."""
+    from fuzz.findings.corpus_files import CorpusFileError
+    from fuzz.findings.reference import reference_of, set_known
+
+    try:
+        ref = reference_of(corpus.root)
+        row = ref.for_entry(corpus.load(out.path)) if ref is not None else None
+    except (CorpusError, CorpusFileError) as e:
+        if log:
+            log(f"{out.path.name}: the reference corpus is not read: {e}")
+        return False
+    if row is None:
+        return False
+    out.path, out.known = set_known(corpus, out.path, row), row
+    return True
 
 
 def _confirm(corpus: Corpus, out: Settlement, path: Path, timeout: float, log) -> bool:
@@ -119,8 +147,8 @@ def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: fl
             out.key, out.merged = sig.key, corpus.path_of(sig.key).is_dir()
             if write:
                 out.path = corpus.rekey(entry.path, sig, size=kind_of(entry.program).size)
-        if write:  # a settle cut short after its re-key has its standalone checks still to do
-            _check_standalone(corpus, out, timeout, log)
+        if write and not _to_reference(corpus, out, log):  # a settle cut short after its re-key has its
+            _check_standalone(corpus, out, timeout, log)  # standalone checks still to do
         return out
     program, verdict = entry.program, entry.verdict
     kind = kind_of(program)
@@ -155,7 +183,7 @@ def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: fl
         return out
     had_report = (entry.path / "report.md").is_file()
     out.path = corpus.rekey(entry.path, sig, size=kind.size)
-    if _check_standalone(corpus, out, timeout, log):
+    if _to_reference(corpus, out, log) or _check_standalone(corpus, out, timeout, log):
         return out
     if had_report and not (out.path / "report.md").is_file():
         try:

@@ -276,9 +276,9 @@ def same_bug(entry, v: Verdict) -> tuple[bool, str]:
 
 def entry_dirs(corpus_root) -> list[Path]:
     root = Path(corpus_root)
-    from fuzz.findings.corpus import UNCONFIRMED
+    from fuzz.findings.corpus import SET_ASIDE
 
-    return [d for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith(".") and d.name != UNCONFIRMED]
+    return [d for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith(".") and d.name not in SET_ASIDE]
 
 
 def replay(corpus_root, *, timeout: float = 600, jobs: int | None = None, python: str | None = None,

@@ -40,12 +40,27 @@ def affected_text(entry, scrub=lambda text: text) -> str:
         first = part.get("first_fixed")
         tails.append(f"First fixed in {md.text(first, 60)}{md.text(where)}." if first else (
             f"Not fixed in any release tried{md.text(where)}." if part.get("affected") else ""))
+    behind = _behind_newest(entry)
     if len(rows) == 2:
-        return ""
-    tail = " ".join(t for t in tails if t)
+        return behind
+    tail = " ".join(t for t in tails if t) + (f" {behind}" if behind else "")
     if rec.get("partial") and not twin.get("reproduces"):
         tail += " Partial: only the releases installed where it was run (a GPU box)."
     return "\n".join(rows) + (f"\n\n{tail.strip()}" if tail.strip() else "")
+
+
+def _behind_newest(entry) -> str:
+    """A sentence where the repro never ran on the newest torch release known here (fuzz/releases.py)."""
+    from fuzz.findings.bugs import _ran_on
+    from fuzz.releases import known_newest, release_key
+
+    newest = known_newest()
+    ran = _ran_on(entry)
+    if not newest or ran is None or entry.program.device_type() == "xla" or \
+            release_key(ran[0]) >= release_key(newest):
+        return ""
+    return (f"Last checked on torch {md.text(ran[0], 40)}; torch {md.text(newest, 40)} is the newest release "
+            "and this repro has not run on it yet.")
 
 
 def duplicate_search(v: Verdict) -> str:

@@ -16,10 +16,9 @@ campaign's distinct-bug count pass it by.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from fuzz.findings.corpus import UNCONFIRMED, Corpus, _locked, _now
+from fuzz.findings.corpus import UNCONFIRMED, Corpus, _now
 
 
 def run_harness(entry, *, timeout: float = 600.0) -> tuple[bool | None, str]:
@@ -58,24 +57,7 @@ def _harness_fails(rc, out: str, recorded, fail_lines) -> bool:
 def set_aside(corpus: Corpus, entry_dir) -> Path:
     """Move an entry to CORPUS/unconfirmed/<key>, pointing its keys there;
     returns where it is now."""
-    from fuzz.files import fsync_dir
-
-    from fuzz.findings.corpus_files import inside
-
-    src = Path(entry_dir)
-    dst_root = corpus.root / UNCONFIRMED
-    inside(corpus.root, dst_root / src.name)  # unconfirmed/ a real directory, never a symlink's target
-    dst_root.mkdir(exist_ok=True)
-    dst = dst_root / src.name
-    target = f"{UNCONFIRMED}/{src.name}"
-    if dst.is_dir():  # this cause was set aside before: merge into it (hits and variants add up)
-        return corpus.rekey(src, corpus.load(src).signature, into=target)
-    with _locked(src):
-        entry = corpus.load(src)
-        os.rename(src, dst)
-        fsync_dir(corpus.root)
-    corpus._update_index({**{k: target for k in entry.variants}, src.name: target})
-    return dst
+    return corpus.move_aside(entry_dir, UNCONFIRMED)
 
 
 def confirm(corpus: Corpus, entry_dir, *, timeout: float = 600.0) -> tuple[Path, dict]:

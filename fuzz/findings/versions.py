@@ -13,11 +13,17 @@ its CPU twin (the same program on device "cpu") is tried too, and where the
 twin fails here as the finding did, it runs under every release like a CPU
 entry ("cpu" in the record): a GPU finding that reproduces on CPU gets its
 full range, the newest release included, on a machine without a GPU.
-`--torch newest` names the newest torch pip would install here.
+`--torch newest` names the newest torch release on the package index, whatever a
+machine-wide pip constraint allows (fuzz/releases.py), and each release is
+installed exactly, the constraint lifted for that install; the release this
+interpreter has runs here, with no venv of its own.
 
 The result goes under the entry's meta.json "versions": each release's
 result, the affected and passing releases, the first release after the last
-affected one that passes ("first fixed in"), and when it was checked.
+affected one that passes ("first fixed in"), and when it was checked. A run
+of some releases adds to the record (merge_records): the releases run again
+replace their results, the rest stay, so moving a corpus to a new release
+is `shapefuzz versions CORPUS --torch newest`.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from datetime import date
 from pathlib import Path
 
 AFFECTED, PASSES, ERROR, NOT_RUN = "affected", "passes", "error", "not run"
-DEFAULT_RELEASES = ("2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "newest")
+DEFAULT_RELEASES = ("2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "2.14", "newest")
 NEWEST = "newest"
 
 
@@ -57,36 +63,64 @@ def _spec(release: str) -> str:
 
 
 def newest_release(timeout: float = 120.0) -> str:
-    """The torch release pip would install here (its index and constraints, as configured): what
-    "newest" means on this machine. VersionsError where pip cannot say (no index: a box offline)."""
-    cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed", "--no-deps",
-           "--disable-pip-version-check", "--report", "-", "torch"]
-    index = os.environ.get("SHAPEFUZZ_TORCH_INDEX")
-    if index:
-        cmd += ["--extra-index-url", index]
+    """The newest torch release on the package index, whatever a local pip constraint allows
+    (fuzz/releases.py). VersionsError where pip cannot say (no index: a box offline)."""
+    from fuzz.releases import ReleaseError, newest
+
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        import json
-
-        found = [i["metadata"]["version"] for i in json.loads(r.stdout)["install"]
-                 if i["metadata"]["name"].lower() == "torch"]
-    except (OSError, subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as e:
-        raise VersionsError(f"the newest torch release is unknown here: pip could not resolve it ({type(e).__name__})")
-    if r.returncode != 0 or len(found) != 1:
-        tail = " ".join((r.stderr or "").strip().splitlines()[-1:])[:200]
-        raise VersionsError(f"the newest torch release is unknown here: pip could not resolve it ({tail or 'no answer'})")
-    return found[0].split("+")[0]
+        return newest(timeout)
+    except ReleaseError as e:
+        raise VersionsError(str(e)) from None
 
 
-def resolve_releases(releases) -> list[str]:
-    """`releases` with "newest" resolved (once) and each checked; VersionsError names a bad one."""
-    out = []
+def resolve_releases(releases, log=None) -> list[str]:
+    """`releases` with "newest" resolved (once) and each checked; VersionsError names a bad one. `log` hears
+    once where this machine's pip configuration would hold torch below the newest release."""
+    out, newest = [], None
     for r in releases:
-        r = newest_release() if r == NEWEST else r
+        if r == NEWEST and newest is None:
+            newest = newest_release()
+            if log:
+                from fuzz.releases import constraint_note
+
+                note = constraint_note(newest)
+                if note:
+                    log(f"newest = torch {newest}: {note}")
+        r = newest if r == NEWEST else r
         _spec(r)
         if r not in out:
             out.append(r)
     return out
+
+
+def _this_torch() -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _this_torch_version() -> str:
+    import torch
+
+    return torch.__version__
+
+
+def _this_release() -> str:
+    return _this_torch_version().split("+")[0]
+
+
+def _is_this_torch(release: str) -> bool:
+    """Whether `release` ("2.15" or "2.15.0") names the torch this interpreter has: its repro runs here."""
+    from fuzz.releases import release_key
+
+    here = _this_torch()
+    if not here:
+        return False
+    want = release_key(release)
+    return release_key(here)[:len(want)] == want
 
 
 @dataclass
@@ -99,6 +133,8 @@ class Env:
 def ensure_env(release: str, *, log=None, timeout: float = 3600) -> Env:
     """The cached virtualenv of `release`, made (venv + pip install) when missing or incomplete."""
     spec = _spec(release)
+    if _is_this_torch(release):  # no second copy of a multi-GB torch for the release this one is
+        return Env(release=release, python=sys.executable, torch=_this_torch())
     d = cache_root() / f"torch-{release}-py{sys.version_info[0]}{sys.version_info[1]}"
     py = d / "bin" / "python"
     done = d / ".shapefuzz-complete"
@@ -111,7 +147,9 @@ def ensure_env(release: str, *, log=None, timeout: float = 3600) -> Env:
         index = os.environ.get("SHAPEFUZZ_TORCH_INDEX")
         if index:
             cmd += ["--extra-index-url", index]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        # exactly the release asked for, even where a machine-wide pip constraint would hold it back
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                           env=dict(os.environ, PIP_CONSTRAINT=os.devnull))
         if r.returncode != 0:
             tail = " ".join((r.stderr or r.stdout).strip().splitlines()[-2:])
             raise VersionsError(f"torch {release}: pip could not install {spec}: {tail[:300]}")
@@ -145,7 +183,9 @@ def newest_checked(rec: dict | None) -> tuple[str, str] | None:
     """(release, result) of the newest release an entry's record ran its repro under, the CPU twin's
     included (the newer of the two where both ran it), or None when none did."""
     ran = []
-    for part in (rec or {}), (rec or {}).get("cpu") or {}:
+    twin = (rec or {}).get("cpu") or {}
+    # a twin that never failed says nothing of the bug (it is CUDA's): its passing runs are not results
+    for part in (rec or {}), (twin if isinstance(twin, dict) and twin.get("reproduces") else {}):
         for rel, r in (part.get("releases") or {}).items():
             if r.get("result") in (AFFECTED, PASSES):
                 ran.append((_key(rel), rel, r["result"]))
@@ -166,6 +206,30 @@ def summarize(results: dict, partial: bool) -> dict:
         first_fixed = later[0] if later else None
     return {"releases": {r: results[r] for r in order}, "affected": affected, "not_affected": passes,
             "first_fixed": first_fixed, "partial": partial, "checked": date.today().isoformat()}
+
+
+def merge_records(old: dict | None, new: dict) -> dict:
+    """An entry's versions record after a run of some releases: the releases run now replace their earlier
+    results, the others are kept, and the summary is made again, so `--torch newest` on a new release adds
+    it to the range rather than forgetting the older ones. Read as untrusted: a malformed old record, or
+    part of one, is dropped."""
+    def releases(rec) -> dict:
+        got = rec.get("releases") if isinstance(rec, dict) else None
+        return {k: v for k, v in got.items() if isinstance(k, str) and isinstance(v, dict) and
+                isinstance(v.get("result"), str)} if isinstance(got, dict) else {}
+
+    def part(o, n) -> dict:
+        return summarize({**releases(o), **releases(n)}, partial=bool(n.get("partial")))
+
+    old = old if isinstance(old, dict) else {}
+    out = part(old, new)
+    twin_new, twin_old = new.get("cpu"), old.get("cpu")
+    if isinstance(twin_new, dict):
+        twin = part(twin_old if isinstance(twin_old, dict) else {}, twin_new)
+        # the twin reproduces where any release it ran on was affected: one that passes here now is fixed
+        # in this release, not a twin that never failed
+        out["cpu"] = {"reproduces": True, **twin} if twin["affected"] else twin_new
+    return out
 
 
 def entry_versions(entry, releases, *, pythons=None, timeout: float = 600.0, log=None) -> dict:
@@ -202,11 +266,15 @@ def _twin_versions(twin, entry, releases, *, timeout: float, log=None) -> dict:
     from fuzz.program.short_repro import short_repro_source
 
     src = short_repro_source(twin, entry.verdict, f"shapefuzz {entry.key}: the CPU twin of a CUDA finding")
-    result, shown, _ = run_short(src, entry.verdict, sys.executable, timeout)
+    result, shown, seconds = run_short(src, entry.verdict, sys.executable, timeout)
     if log:
         log(f"{entry.key}: CPU twin under this torch: {result} ({shown[:120]})")
     if result != AFFECTED:
-        return {"reproduces": False, "shown": shown[:300], "checked": date.today().isoformat()}
+        # passing here is a result of this release (a twin that failed on older ones is fixed in it); a
+        # failure of another kind says nothing of any release
+        here = {} if result != PASSES else {"releases": {_this_release(): {
+            "result": PASSES, "torch": _this_torch_version(), "shown": shown[:300], "seconds": round(seconds, 1)}}}
+        return {"reproduces": False, "shown": shown[:300], "checked": date.today().isoformat(), **here}
     for rel in releases:
         ensure_env(rel, log=log)
     return {"reproduces": True,

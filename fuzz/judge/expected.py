@@ -38,14 +38,20 @@ RULES = (
     Rule("fullgraph-graph-break", ("Unsupported", "UserError"), fullgraph=True,
          why="fullgraph=True makes a graph break an error, and the program has one (a data-dependent op "
              "without the capture flags, an op Dynamo does not trace)"),
-    # issue 40: the program broadcasts a data-dependent size that is 1 at run time against a larger size
-    # (by_design.unbacked_one_broadcast); eager broadcasts, the compiler asserts at run time instead: the
-    # runtime assert of Dynamo's graph, Inductor's size assert, and in a backward the gradient's reduction to
-    # the unbacked size (sum_to, mask_keep's index backward) that the forward assumed equal. A wrong answer
-    # there is no error, and stays a finding.
+    # The program broadcasts a data-dependent size that is 1 at run time against a larger size
+    # (by_design.unbacked_one_broadcast); eager broadcasts, the compiler assumes an unbacked size does not
+    # broadcast (upstream calls this unbacked/backed mismatch expected: a fuzzer's mistake, not a bug) and
+    # asserts that: at run time (the runtime assert of Dynamo's graph, Inductor's size assert, and in a
+    # backward the gradient's reduction to the unbacked size, sum_to or mask_keep's index backward, that the
+    # forward assumed equal), or at compile time where the size's range rules the other size out (a mask of
+    # a 1-element value against 2: "The size of tensor a (2) must match the size of tensor b (u0)", or
+    # "Attempting to broadcast a dimension of length u0"). A wrong answer there is no error, and stays a
+    # finding.
     Rule("unbacked-broadcast-assert", ("RuntimeError", "AssertionError"),
          message=r"Runtime assertion failed for expression .*\bu\d+|^expected size \d+==\d+, stride|"
-                 r"^(Eq\()?u\d+\b|^Attempting to broadcast a dimension of length .*broadcastable to \[.*\bu\d+|"
+                 r"^(Eq\()?u\d+\b|^Attempting to broadcast a dimension of length .*\bu\d+|"
+                 r"^The size of tensor a \(.*\bu\d+.*\) must match the size of tensor b|"
+                 r"^The size of tensor a \(.*\) must match the size of tensor b \(.*\bu\d+|"
                  r"^shape mismatch: value tensor of shape \[.*\] cannot be broadcast to indexing result",
          unbacked_one=True,
          why="the compiler assumes an unbacked size does not broadcast, by design, and asserts that at run time "

@@ -43,6 +43,10 @@ def child_env(cache_dir: str | None, extra: dict | None = None) -> dict:
     env["PYTHONPATH"] = os.pathsep.join(paths)  # custom module:attr backends, and `-m fuzz`
     if cache_dir:
         env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
+    if "TMPDIR" not in (extra or {}):
+        from fuzz import pch
+
+        env["TMPDIR"] = pch.children_tmpdir()  # the kept precompiled header; nothing left in the system's
     env["PYTHONUNBUFFERED"] = "1"
     return env
 

@@ -33,6 +33,9 @@ def prepare_process() -> None:
     global _prepared
     if _prepared:
         return
+    from fuzz import pch
+
+    pch.scratch_tmpdir()  # Inductor-CPU's precompiled header: the machine's kept one, nothing left in TMPDIR
     if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
         own = tempfile.mkdtemp(prefix="shapefuzz-inductor-")
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = own

@@ -148,9 +148,12 @@ _spec("layer_norm", "nn", lambda a: a.dtype in _FLOAT and a.rank >= 1,
 
 def _gn_groups(a):
     """Groups that divide a literal channel count and leave more than one value per group at every call
-    (eager refuses one: "Expected more than 1 value per channel when training")."""
+    (eager refuses one: "Expected more than 1 value per channel when training"), of a value whose spatial
+    dims hold elements at every call (torch 2.15 refuses none: "Expected HxW to be greater than 0")."""
     c = a.shape[1] if a.rank >= 2 else None
     if c is None or not c.is_literal or c.const == 0:
+        return []
+    if any(d.is_bound_only or 0 in d.values for d in a.shape[2:]):
         return []
     counts = _per_channel_count(a)  # batch times spatial sizes, at each call
     return [g for g in (1, 2, 3, 4) if c.const % g == 0 and all(n * (c.const // g) != 1 for n in counts)]
