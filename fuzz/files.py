@@ -5,6 +5,13 @@ processes write them and must survive a kill at any moment, so a file is
 replaced atomically: written to a temp file in the same directory, fsynced,
 os.replace'd over the old one, then the directory is fsynced so the rename
 itself is on disk. Readers see the old file or the new one, never a torn one.
+
+Every path written, moved or deleted in a corpus or a state dir is first
+confined to that root (`confined`): no directory on the way from the root is a
+symlink, so a symlinked subdirectory someone planted (CORPUS/unconfirmed,
+ENTRY/variants, STATE/programs) is refused, never written through. The last
+component may be a symlink: write_atomic replaces it, unlink removes it, and
+`open_regular` (appends, locks) never follows one nor opens a FIFO.
 """
 
 from __future__ import annotations
@@ -16,6 +23,57 @@ from pathlib import Path
 
 # mkstemp creates 0600 files; corpus entries and reports are for everyone to read.
 FILE_MODE = 0o644
+
+
+class UnsafePath(OSError):
+    """A path a write refuses: outside its root, through a symlinked directory, or not a regular file."""
+
+
+def confined(root, path) -> Path:
+    """`path`, after checking that it lies under `root` (itself, or below it) and that no directory on the way
+    from root to it is a symlink (the root itself may be one: it is the user's). UnsafePath otherwise."""
+    top, p = os.path.abspath(root), os.path.abspath(path)
+    rel = os.path.relpath(p, top)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        raise UnsafePath(f"{path}: outside {root}; nothing is written there")
+    here = top
+    for part in ([] if rel == os.curdir else rel.split(os.sep))[:-1]:
+        here = os.path.join(here, part)
+        if os.path.islink(here):
+            raise UnsafePath(f"{here}: is a symlink, so writing {path} would leave {root}; nothing is written "
+                             "there (a corpus or state dir holds real directories)")
+    return Path(path)
+
+
+def open_regular(path, flags: int, mode: int = 0o644) -> int:
+    """A descriptor of regular file `path` opened with `flags` (os.O_*): never through a symlink at its last
+    component, never blocking on a FIFO, never a device or a directory (UnsafePath)."""
+    import stat
+
+    import errno
+
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), mode)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENXIO):  # a symlink; a FIFO nobody reads
+            raise UnsafePath(e.errno, f"{path}: is {'a symlink' if e.errno == errno.ELOOP else 'a FIFO'}, not a "
+                             "regular file; nothing is read or written there") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UnsafePath(f"{path}: is not a regular file; nothing is read or written there")
+    return fd
+
+
+def append_line(path, line: str, sync: bool) -> None:
+    """Append one line (a single write) to regular file `path`, made when missing (see open_regular)."""
+    fd = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        os.write(fd, line.encode("utf-8"))
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def fsync_dir(path) -> None:

@@ -43,10 +43,10 @@ def pytest_addoption(parser) -> None:
 def _item_name(d: Path) -> str:
     """KEY: SIGNATURE TEXT, read without validating (a corrupt entry still
     gets a test, which then errors)."""
-    import json
+    from fuzz.findings.corpus_files import read
 
-    try:
-        text = json.loads((d / "signature.json").read_text(encoding="utf-8")).get("text", "")
+    try:  # through the corpus-file loader all the same (a plain file, capped, its schema)
+        text = read(d / "signature.json").get("text", "")
     except Exception:  # noqa: BLE001 - corrupt: the item errors in setup
         text = ""
     text = " ".join(str(text).split()).replace("::", ":")

@@ -126,12 +126,14 @@ def recorded(max_age: float | None = None) -> str | None:
     """The newest release the index named when it was last asked (within `max_age` seconds if given),
     or None. Read as untrusted data: anything but a small object with a release string is ignored."""
     path = _record_path()
+    from fuzz.datafile import DataFileError, read_json
+
     try:
-        if not path.is_file() or path.stat().st_size > 4096:
+        if not path.is_file():
             return None
-        rec = json.loads(path.read_text())
+        rec = read_json(path, 4096, follow_symlinks=False)
         release, asked = rec["newest"], float(rec["asked"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (DataFileError, ValueError, KeyError, TypeError):
         return None
     if not isinstance(release, str) or not RELEASE.fullmatch(release):
         return None

@@ -183,8 +183,8 @@ def test_followup_jobs_run_in_order_and_are_bounded(tmp_path):
     v = Verdict(outcome=Outcome.HANG, stage=Stage.PROCESS, message="no verdict within the time limit")
     hang, _ = corpus.record(p, v, signature(v, p), env={})
     (tmp_path / "st").mkdir()
-    jobs = FollowUps(str(tmp_path / "st"))
-    params = {"corpus": str(corpus.root), "timeout": 600, "job_timeout": 8}
+    jobs = FollowUps(str(tmp_path / "st"), str(corpus.root))  # the runner is told its corpus, never by the log
+    params = {"timeout": 600, "job_timeout": 8}
     jobs.queue(hang.name, ["triage"], params)
     jobs.queue("000000000000", ["sanitize"], params)  # not an entry: skipped at once
     assert jobs.pending == 2
@@ -201,7 +201,7 @@ def test_a_job_whose_runner_died_is_started_once_more_then_failed(tmp_path):
     from fuzz.campaign.followup import JobLog, run_pending
 
     log = JobLog(str(tmp_path))
-    params = {"corpus": str(tmp_path / "corpus")}
+    params = {}  # the state dir's own corpus: STATE/corpus
     log.queue("aaaaaaaaaaaa", ["shrink"], params)
     log.queue("bbbbbbbbbbbb", ["shrink"], params)
     log.append("shrink:aaaaaaaaaaaa", "started", pid=1)  # its runner was killed mid-job, once

@@ -87,7 +87,8 @@ def test_a_runner_past_its_job_limit_keeps_dispatching_while_a_long_job_runs(tmp
     from fuzz.campaign.followup_schedule import run_parallel
 
     jobs = JobLog(str(tmp_path))
-    for name in ["slow"] + [f"fast{i}" for i in range(6)]:
+    slow, fast = "5" * 12, [f"f{i:011x}" for i in range(6)]  # entry keys
+    for name in [slow] + fast:
         jobs.queue(name, ["shrink"], {})
     release, done = threading.Event(), []
 
@@ -99,7 +100,7 @@ def test_a_runner_past_its_job_limit_keeps_dispatching_while_a_long_job_runs(tmp
             return 4
 
     def run_job(job, remote):
-        if job.entry == "slow":  # computes elsewhere: the runner's lock is given up meanwhile, as LocalRemote does
+        if job.entry == slow:  # computes elsewhere: the runner's lock is given up meanwhile, as LocalRemote does
             remote.lock.release()
             try:
                 release.wait(30)
@@ -116,8 +117,8 @@ def test_a_runner_past_its_job_limit_keeps_dispatching_while_a_long_job_runs(tmp
     deadline = time.monotonic() + 20
     while len(done) < 6 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert sorted(done) == [f"fast{i}" for i in range(6)], done  # every one, while the slow job runs
+    assert sorted(done) == fast, done  # every one, while the slow job runs
     assert runner.is_alive()
     release.set()
     runner.join(10)
-    assert result == [7] and done[-1] == "slow"
+    assert result == [7] and done[-1] == slow

@@ -203,6 +203,7 @@ def test_an_entry_naming_a_custom_backend_is_replayed_only_when_allowed(tmp_path
     c = Corpus(tmp_path)
     entry = record(c, RELU)
     (tmp_path / "mybackends.py").write_text("from fuzz.planted import corrupt_large  # noqa\n")
+    monkeypatch.setenv(ALLOW_ENV, "mybackends")  # the entry's repro.py is made where the backend was allowed
     switch_backend(entry, "mybackends:corrupt_large")
     monkeypatch.setenv(ALLOW_ENV, "")
     (row,) = replay(tmp_path)

@@ -11,33 +11,37 @@ from fuzz.campaign.followup import JobLog
 from fuzz.campaign.winddown import LATEST_SHARE, WindDown, drain_seconds, slow_seconds, wind_down_due
 
 
+A = "a" * 12  # an entry key
+
+
 def log_with(tmp_path, done: dict, pending: list) -> JobLog:
-    """A job log whose done jobs took the given seconds ({id: (type, seconds)}) and whose `pending` are queued."""
+    """A job log whose done jobs took the given seconds ({id: (type, seconds)}) and whose `pending` are queued
+    (entry keys of 12 hex digits, as the log's schema wants)."""
     jobs = JobLog(str(tmp_path))
     lines = []
     for job_id, (t, took) in done.items():
-        lines += [{"job": job_id, "event": "queued", "type": t, "entry": job_id, "time": 0.0},
+        lines += [{"job": job_id, "event": "queued", "type": t, "entry": job_id.split(":")[1], "time": 0.0},
                   {"job": job_id, "event": "started", "pid": 1, "time": 100.0},
                   {"job": job_id, "event": "done", "time": 100.0 + took}]
-    lines += [{"job": f"{t}:{k}", "event": "queued", "type": t, "entry": str(k), "time": 0.0}
+    lines += [{"job": f"{t}:{k:012x}", "event": "queued", "type": t, "entry": f"{k:012x}", "time": 0.0}
               for k, t in enumerate(pending)]
     (tmp_path / "jobs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     return jobs.refresh()
 
 
 def test_a_slow_shrink_is_the_90th_percentile_of_the_done_ones(tmp_path):
-    done = {f"shrink:{k}": ("shrink", 10 * k) for k in range(1, 11)}  # 10 s .. 100 s
-    done.update({"triage:a": ("triage", 900), "sanitize:a": ("sanitize", 5)})
+    done = {f"shrink:{k:012x}": ("shrink", 10 * k) for k in range(1, 11)}  # 10 s .. 100 s
+    done.update({f"triage:{A}": ("triage", 900), f"sanitize:{A}": ("sanitize", 5)})
     assert slow_seconds(log_with(tmp_path, done, [])) == 90  # triages are not counted, sanitizer runs are
-    assert slow_seconds(log_with(tmp_path, {"shrink:a": ("shrink", 70)}, [])) == 70
+    assert slow_seconds(log_with(tmp_path, {f"shrink:{A}": ("shrink", 70)}, [])) == 70
     assert slow_seconds(log_with(tmp_path, {}, []), default=300) == 300
 
 
 def test_the_drain_counts_the_shrinks_pending_and_one_more_by_rounds_of_slots(tmp_path):
-    jobs = log_with(tmp_path, {"shrink:a": ("shrink", 60)}, ["shrink"] * 15 + ["triage"] * 9)
+    jobs = log_with(tmp_path, {f"shrink:{A}": ("shrink", 60)}, ["shrink"] * 15 + ["triage"] * 9)
     assert drain_seconds(jobs, slots=16) == 60  # 15 + 1 shrinks: one round on 16 CPUs
     assert drain_seconds(jobs, slots=8) == 120
-    assert drain_seconds(log_with(tmp_path, {"shrink:a": ("shrink", 60)}, []), slots=2) == 60
+    assert drain_seconds(log_with(tmp_path, {f"shrink:{A}": ("shrink", 60)}, []), slots=2) == 60
 
 
 def test_the_wind_down_comes_when_the_drain_needs_the_rest_but_never_early():
@@ -49,7 +53,7 @@ def test_the_wind_down_comes_when_the_drain_needs_the_rest_but_never_early():
 
 
 def test_wind_down_once_due_stays_due_and_says_so_once(tmp_path):
-    jobs = log_with(tmp_path, {"shrink:a": ("shrink", 60)}, ["shrink"] * 3)
+    jobs = log_with(tmp_path, {f"shrink:{A}": ("shrink", 60)}, ["shrink"] * 3)
     clock = {"elapsed": 0.0}
     notes = []
     begun = []

@@ -25,6 +25,7 @@ from fuzz.campaign.recorder import Recorder
 from fuzz.campaign.sizing import drawing_processes, usable_cpus
 from fuzz.campaign.source import CaseSource, open_guide
 from fuzz.campaign.state import CampaignState, StateError
+from fuzz.campaign.state_files import default_corpus  # noqa: F401 - where run and followup ask for it
 from fuzz.campaign.winddown import WindDown
 
 # The per-case time limit `shapefuzz run` gives by device type (else 300 s). A hang
@@ -32,11 +33,6 @@ from fuzz.campaign.winddown import WindDown
 # programs took 18% of a 5-minute campaign's worker time at 300 s, while the
 # slowest case that finished in four campaigns took 52 s.
 CASE_TIMEOUT = {"cuda": 120.0}
-
-
-def default_corpus(state_dir: str) -> str:
-    """Where a campaign without --corpus saves its findings: beside its state."""
-    return os.path.join(state_dir, "corpus")
 
 
 @dataclass
@@ -241,7 +237,7 @@ def _assemble(cfg, kind, corpus, known, reference, cluster, progress, strategy) 
             progress = Progress()
         result = CampaignResult(summary={})
         disk = DiskGovernor(cfg)
-        followups = FollowUps(cfg.state_dir, ray=cluster.gcs if cluster is not None else None,  # with Ray: jobs there
+        followups = FollowUps(cfg.state_dir, state.corpus_dir, ray=cluster.gcs if cluster is not None else None,  # with Ray: jobs there
                               env=disk.followup_env(cfg.state_dir))
         undo.callback(followups.stop)
         rec = Recorder(cfg, kind, state, corpus, known, followups, progress, result, reference=reference)

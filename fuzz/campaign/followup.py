@@ -59,7 +59,8 @@ class Job:
     type: str
     entry: str  # the provisional key the entry was made under
     order: int
-    params: dict = field(default_factory=dict)  # corpus, budget (shrink), timeout (per case); job_timeout
+    params: dict = field(default_factory=dict)  # budget (shrink), timeout (per case); job_timeout
+    corpus: str | None = None  # the corpus the runner was told (never one a record names: the log is data)
     state: str = "queued"  # queued | running | done | skipped | failed
     starts: int = 0
     aborts: int = 0
@@ -93,10 +94,12 @@ class Job:
 
 
 class JobLog:
-    """jobs.jsonl, read incrementally; appends are single writes (O_APPEND), fsynced."""
+    """jobs.jsonl, read incrementally (each line checked by its schema, fuzz/campaign/state_files.py); appends
+    are single writes (O_APPEND), fsynced. `corpus`: the corpus the jobs work on (the runner's)."""
 
-    def __init__(self, state_dir: str):
+    def __init__(self, state_dir: str, corpus: str | None = None):
         self.path = os.path.join(state_dir, "jobs.jsonl")
+        self.corpus = corpus
         self.jobs: dict[str, Job] = {}
         self._offset = 0
         self._lines = 0  # lines read so far, to name a bad one
@@ -105,47 +108,53 @@ class JobLog:
         """Read the lines appended since the last refresh. StateError for a line
         that is no record (a hand edit, another file), left unread: only a line
         torn by a kill mid-write (a record's beginning; append closed it) is skipped."""
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self._offset)
-                data = f.read()
-        except FileNotFoundError:
-            return self
+        from fuzz.campaign.state_files import read_log_bytes, record
+
+        data = read_log_bytes(self.path, self._offset)
         end = data.rfind(b"\n") + 1  # a line without its newline is still being written (or torn)
         for line in data[:end].split(b"\n")[:-1]:
-            try:
-                self._apply(json.loads(line))
-            except (ValueError, KeyError, TypeError):
+            rec = record(line, "jobs.jsonl")
+            why = rec if isinstance(rec, str) else self._apply(rec)
+            if why:
                 # a torn line (a record's beginning), or an empty one (two appends closing one): skipped
                 torn = not line.strip() or line.startswith(_START) or _START.startswith(line)
                 if torn and not _is_json(line):
                     self._offset, self._lines = self._offset + len(line) + 1, self._lines + 1
                     continue
-                raise StateError(f"{self.path}: line {self._lines + 1} is not a record of this log ({line[:60]!r}); "
-                                 "the file is corrupt: fix or remove that line") from None
+                raise StateError(f"{self.path}: line {self._lines + 1} is not a record of this log ({why}: "
+                                 f"{line[:60]!r}); the file is corrupt: fix or remove that line")
             self._offset += len(line) + 1
             self._lines += 1
         return self
 
-    def _apply(self, r: dict) -> None:
+    def _apply(self, r: dict) -> str | None:
+        """Apply a checked record; why it cannot be applied (a field its event needs), else None."""
         job, ev = self.jobs.get(r["job"]), r["event"]
         if ev == "queued":
+            if r.get("type") is None or r.get("entry") is None or r["job"] != f"{r['type']}:{r['entry']}":
+                return "a queued job names its type and entry key, as its name does"
             if job is None:
+                params = {k: v for k, v in r.get("params", {}).items() if k != "corpus"}  # the runner's, not the log's
                 self.jobs[r["job"]] = Job(id=r["job"], type=r["type"], entry=r["entry"], order=len(self.jobs),
-                                          params=r.get("params", {}))
-            return
+                                          params=params, corpus=self.corpus)
+            return None
         if job is None or job.ended:
-            return
+            return None
         if ev == "started":
+            if not isinstance(r.get("time"), (int, float)):
+                return "a start has its time"
             job.state, job.starts, job.pid, job.started_at = "running", job.starts + 1, r.get("pid"), r["time"]
         elif ev == "aborted":
             job.state, job.aborts = "queued", job.aborts + 1
         elif ev in _TERMINAL:
             job.state, job.detail, job.finished_at = ev, r.get("detail", ""), r.get("time")
+        return None
 
     def append(self, job_id: str, event: str, **fields) -> None:
+        from fuzz.files import open_regular
+
         line = (json.dumps({"job": job_id, "event": event, "time": time.time(), **fields}) + "\n").encode()
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = open_regular(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
             if os.fstat(fd).st_size and os.pread(fd, 1, os.fstat(fd).st_size - 1) != b"\n":
                 line = b"\n" + line  # close a line torn by a kill
@@ -178,9 +187,11 @@ class JobLog:
 
 
 def _is_json(line: bytes) -> bool:
+    from fuzz.datafile import DataFileError, loads
+
     try:
-        json.loads(line)
-    except ValueError:
+        loads(line)
+    except DataFileError:
         return False
     return True
 
@@ -219,8 +230,10 @@ def _run_job(job: Job, remote=None) -> tuple[str, str]:
     from fuzz.findings.corpus import Corpus
     from fuzz.findings.corpus import KNOWN, UNCONFIRMED
 
-    corpus = Corpus(job.params["corpus"])
-    path = corpus.resolve(job.entry)
+    if job.corpus is None:
+        raise ValueError("the runner was told no corpus")
+    corpus = Corpus(job.corpus)
+    path = corpus.resolve(job.entry)  # an entry key by the log's schema, never a path
     if path is None:
         return "skipped", "no such entry in the corpus (removed by hand?)"
     if path.parent.name == UNCONFIRMED:
@@ -293,7 +306,9 @@ def _on_cuda(corpus, path) -> bool:
 
 def _lock(state_dir: str):
     """The runner lock, held until the process ends; None when another runner has it."""
-    f = open(os.path.join(state_dir, "followup.lock"), "a")
+    from fuzz.files import open_regular
+
+    f = os.fdopen(open_regular(os.path.join(state_dir, "followup.lock"), os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a")
     try:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -311,11 +326,12 @@ def _told_to_drain(timeout: float) -> bool:
         return True
 
 
-def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_AFTER, log=print,
-                ray: str | None = None) -> int | None:
+def run_pending(state_dir: str, corpus: str | None = None, *, linger: float = 0.0, max_jobs: int = RECYCLE_AFTER,
+                log=print, ray: str | None = None) -> int | None:
     """The runner: run pending jobs in order until none is left (then wait up to
     `linger` seconds for more, unless stdin ends), at most `max_jobs`. Returns
     how many ran; None at once when another runner holds the state dir.
+    corpus: the corpus the jobs work on (default: the state dir's own, STATE/corpus).
     ray: the address of a Ray cluster to compute the jobs on, several at once."""
     lock = _lock(state_dir)
     if lock is None:
@@ -325,7 +341,9 @@ def run_pending(state_dir: str, *, linger: float = 0.0, max_jobs: int = RECYCLE_
         from fuzz.campaign.disk import reset_followup_cache
 
         reset_followup_cache(state_dir)  # what a runner before this one (killed, or over its share) left
-    jobs = JobLog(state_dir)
+    from fuzz.campaign.state_files import default_corpus
+
+    jobs = JobLog(state_dir, corpus or default_corpus(state_dir))
     remote = None
     if ray is not None:
         from fuzz.campaign.ray_followup import Remote
@@ -410,10 +428,13 @@ def _one_at_a_time(jobs: JobLog, *, linger: float, max_jobs: int, log, switch: b
 class FollowUps:
     """Queues jobs and keeps one runner process on them, within their timeouts."""
 
-    def __init__(self, state_dir: str, ray: str | None = None, env: dict | None = None):
+    def __init__(self, state_dir: str, corpus: str | None = None, ray: str | None = None, env: dict | None = None):
         from fuzz.campaign.disk import followup_env
+        from fuzz.campaign.state_files import default_corpus, no_symlinked_dirs
 
+        no_symlinked_dirs(state_dir)  # before its caches and log are made there
         self.state_dir = state_dir
+        self.corpus = os.path.abspath(corpus or default_corpus(state_dir))  # the runner is told it
         # the runner's caches and scratch dir under the state dir (disk.py), and its share of the cache limit
         self.env = env if env is not None else followup_env(state_dir, None)
         self.ray = ray  # a Ray cluster's address: the runner computes the jobs there (and enforces their timeouts)
@@ -467,9 +488,11 @@ class FollowUps:
 
     def _spawn(self) -> None:
         self._next_spawn = time.monotonic() + 1.0
-        with open(self.log_path, "a") as out:
+        from fuzz.files import open_regular
+
+        with os.fdopen(open_regular(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "fuzz.campaign.followup", self.state_dir]
+                [sys.executable, "-m", "fuzz.campaign.followup", self.state_dir, "--corpus", self.corpus]
                 + ([] if self.draining else ["--linger", str(LINGER)]) + (["--ray", self.ray] if self.ray else []),
                 stdin=subprocess.DEVNULL if self.draining else subprocess.PIPE, stdout=out,
                 stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **self.env})
@@ -530,6 +553,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fuzz.campaign.followup", description="run a campaign's pending "
                                  "follow-up jobs (started by the campaign or `shapefuzz followup`)")
     ap.add_argument("state_dir")
+    ap.add_argument("--corpus", default=None, help="the corpus the jobs work on (default: STATE/corpus)")
     ap.add_argument("--linger", type=float, default=0.0, help="seconds to wait for new jobs while stdin is open")
     ap.add_argument("--ray", default=None, help="compute the jobs on the Ray cluster at this (GCS) address")
     args = ap.parse_args(argv)
@@ -538,7 +562,7 @@ def main(argv=None) -> int:
 
     # with the supervisor (even a SIGKILLed one): its job stays "started", and the next runner starts it again
     exit_with_parent(0.5, "shapefuzz-followup-watch")
-    ran = run_pending(args.state_dir, linger=args.linger, log=lambda m: print(m, flush=True), ray=args.ray)
+    ran = run_pending(args.state_dir, args.corpus, linger=args.linger, log=lambda m: print(m, flush=True), ray=args.ray)
     return BUSY if ran is None else 0
 
 

@@ -84,7 +84,7 @@ class Scheduler:
         """The entry a job works on now (a merged entry is shared by the jobs of every key it absorbed)."""
         from fuzz.findings.corpus import Corpus
 
-        root = job.params.get("corpus")
+        root = job.corpus  # the runner's corpus, never one the log names
         if root is None:
             return job.entry
         path = self._corpora.setdefault(root, Corpus(root)).resolve(job.entry)

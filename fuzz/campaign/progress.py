@@ -36,8 +36,14 @@ def _fmt_counts(c: dict) -> str:
 def summary_table(s: dict):
     from rich.table import Table
 
-    t = Table(title=f"shapefuzz {s['config'].get('backend')} on {s['config'].get('device')} "
-                    f"(seed {s['config'].get('seed')})", show_header=False)
+    from fuzz.terminal import markup
+
+    class Rows(Table):  # a state dir is data: every cell shown as text, never read as markup (fuzz/terminal.py)
+        def add_row(self, *cells):
+            super().add_row(*(markup(c) for c in cells))
+
+    t = Rows(title=markup(f"shapefuzz {s['config'].get('backend')} on {s['config'].get('device')} "
+                          f"(seed {s['config'].get('seed')})"), show_header=False)
     t.add_row("elapsed", f"{s['elapsed']:.0f} s")
     t.add_row("cases", f"{s['cases']}  ({s['cases_per_second']:.3f}/s)")
     t.add_row("compile share", "-" if s["compile_share"] is None else f"{100 * s['compile_share']:.0f}%")
@@ -140,7 +146,10 @@ class Progress:
             from rich.console import Console
             from rich.live import Live
 
-            self._live = Live(_Waiting(self), refresh_per_second=2, transient=False, console=Console(file=self.file))
+            from fuzz.terminal import raw
+
+            self._live = Live(_Waiting(self), refresh_per_second=2, transient=False,
+                              console=Console(file=raw(self.file)))
             self._live.__enter__()
         else:  # a line every `every` seconds even when no case finishes: silence reads as a hang
             self._stop.clear()
@@ -181,7 +190,9 @@ class Progress:
 
     def note(self, text: str) -> None:
         if self._live is not None:
-            self._live.console.print(text)
+            from fuzz.terminal import markup
+
+            self._live.console.print(markup(text))
         else:
             with self._print_lock:
                 self._print(text)
@@ -198,4 +209,6 @@ def print_summary(summary: dict, as_json: bool = False) -> None:
         return
     from rich.console import Console
 
-    Console(width=110).print(summary_table(summary))
+    from fuzz.terminal import raw
+
+    Console(width=110, file=raw(sys.stdout)).print(summary_table(summary))

@@ -31,8 +31,14 @@ TASK_RETRIES = 2  # a task's node lost: Ray runs it again elsewhere, this many t
 
 def ship(entry_dir) -> dict:
     """The files an entry's follow-ups read (the top level; not variants/), name -> bytes."""
-    d = Path(entry_dir)
-    return {p.name: p.read_bytes() for p in d.iterdir() if p.is_file() and not p.name.startswith(".")}
+    from fuzz.datafile import read_bytes
+    from fuzz.findings.corpus_files import KINDS, TEXT_KINDS
+    from fuzz.program.schema import MAX_PROGRAM_BYTES
+
+    caps = {**{k: v[1] for k, v in KINDS.items()}, **TEXT_KINDS}
+    d = Path(entry_dir)  # each file through the one loader: a plain file, never a link, capped by its kind
+    return {p.name: read_bytes(p, caps.get(p.name, MAX_PROGRAM_BYTES), follow_symlinks=False) for p in d.iterdir()
+            if not p.name.startswith(".") and p.is_file() and not p.is_symlink()}
 
 
 def compute(job_type: str, name: str, files: dict, params: dict, forms: list | None = None):

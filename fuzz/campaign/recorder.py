@@ -27,7 +27,7 @@ class Recorder:
         self.programs: dict = {}  # case index -> its program, until its verdict comes
         self.guide = None  # --guided: fuzz/campaign/guide.py, told each case's new lines
         self.origin = os.path.abspath(cfg.state_dir)
-        self.params = {"corpus": state.corpus_dir, "budget": cfg.shrink_budget, "timeout": cfg.timeout}
+        self.params = {"budget": cfg.shrink_budget, "timeout": cfg.timeout}  # the corpus: the runner is told it
 
     def job_types(self, v) -> list:
         cfg = self.cfg

@@ -55,76 +55,49 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from fuzz.campaign.errors import StateError  # re-exported: callers import it from here
-from fuzz.files import dumps, write_atomic
+from fuzz.campaign.state_files import no_symlinked_dirs as _no_symlinked_dirs
+from fuzz.campaign.state_files import read_coverage, read_log_bytes
+from fuzz.files import append_line, confined, dumps, open_regular, write_atomic
 
 PROGRAMS = "programs"  # the finding cases' programs, one file per case
 
 LOCK = "lock"
-# The fields each log's records must have, with their types.
-_FIELDS = {"cases.jsonl": {"i": int, "outcome": str}, "findings.jsonl": {"i": int, "outcome": str, "key": str},
-           "batches.jsonl": {"batch": int, "produced": int, "keys": list},
-           "pool.jsonl": {"case": int, "new_lines": int, "program": dict}, "guide.jsonl": {"chunk": int, "pool": int}}
+LOGS = ("cases.jsonl", "findings.jsonl", "batches.jsonl", "pool.jsonl", "guide.jsonl")  # jobs.jsonl: followup.py
 
 
 def _read_jsonl(path: str) -> list[dict]:
-    """The records of a log; StateError for a bad line other than a torn last one."""
-    out = []
-    if not os.path.exists(path):
-        return out
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise StateError(f"{path} is unreadable: {e.strerror}") from None
-    lines = data.split(b"\n")
-    torn = lines.pop()  # b"" after a final newline; else a line a kill cut short
-    fields = _FIELDS.get(os.path.basename(path), {})
-    for n, line in enumerate(lines, 1):
-        try:
-            rec = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            rec = None
-        if not isinstance(rec, dict) or not all(
-                isinstance(rec.get(k), t) and not isinstance(rec.get(k), bool) for k, t in fields.items()):
-            raise StateError(f"{path}: line {n} is not a record of this log ({line[:60]!r}); "
-                             "the file is corrupt: fix or remove that line")
-        out.append(rec)
-    del torn  # dropped: judged again on resume
-    return out
+    """The records of a log, each checked by its schema (fuzz/campaign/state_files.py); StateError for a bad
+    line other than a torn last one."""
+    from fuzz.campaign.state_files import read_log
+
+    return read_log(path)
 
 
 def _drop_torn_tail(path: str) -> None:
     """Cut a last line without its newline (a kill mid-append), so the next
     append starts a line of its own."""
     try:
-        with open(path, "rb+") as f:
-            data = f.read()
-            if data and not data.endswith(b"\n"):
-                f.truncate(data.rfind(b"\n") + 1)
+        fd = open_regular(path, os.O_RDWR)
     except FileNotFoundError:
-        pass
+        return
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = read_log_bytes(path)
+            os.ftruncate(fd, data.rfind(b"\n") + 1)
+    finally:
+        os.close(fd)
 
 
 def _read_json(path: str, what: str) -> dict | None:
-    """A JSON object file, None when absent; StateError when unreadable."""
-    try:
-        with open(path) as f:
-            d = json.load(f)
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise StateError(f"{path} is corrupt ({e}); {what}") from None
-    if not isinstance(d, dict):
-        raise StateError(f"{path} is corrupt (not a JSON object); {what}")
-    return d
+    """config.json or state.json, checked by its schema; None when absent; StateError when unreadable."""
+    from fuzz.campaign.state_files import read_document
+
+    return read_document(path, what)
 
 
 def _append(path: str, record: dict, sync: bool) -> None:
-    with open(path, "a") as f:
-        f.write(json.dumps(record) + "\n")
-        f.flush()
-        if sync:
-            os.fsync(f.fileno())
+    append_line(path, json.dumps(record) + "\n", sync)
 
 
 def _lock(state_dir: str):
@@ -132,12 +105,15 @@ def _lock(state_dir: str):
     closed (close(), the state object dropped, or this process dying).
     StateError naming the holder when another run has it."""
     path = os.path.join(state_dir, LOCK)
-    f = open(path, "a+")
+    try:
+        f = os.fdopen(open_regular(path, os.O_RDWR | os.O_CREAT), "r+")
+    except OSError as e:
+        raise StateError(f"cannot lock state dir {state_dir}: {e.strerror or e}") from None
     try:
         fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as e:
         f.seek(0)
-        holder = f.read(32).strip()
+        holder = "".join(c for c in f.read(32) if c.isdigit())
         f.close()
         if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
             raise StateError(f"state dir {state_dir} is in use by pid {holder or '?'} (another shapefuzz run); "
@@ -194,6 +170,7 @@ class CampaignState:
             if not os.path.isdir(state_dir):
                 raise StateError(f"state dir {state_dir} is not a directory")
             CampaignState._check(state_dir, config)  # read only: a bad dir is left as it is
+            _no_symlinked_dirs(state_dir)
         os.makedirs(state_dir, exist_ok=True)
         lock = _lock(state_dir)
         try:
@@ -201,7 +178,7 @@ class CampaignState:
             cfg_path = os.path.join(state_dir, "config.json")
             if not os.path.exists(cfg_path):
                 write_atomic(cfg_path, json.dumps(config, indent=1))
-            for log in _FIELDS:
+            for log in LOGS:
                 _drop_torn_tail(os.path.join(state_dir, log))
             st = CampaignState(dir=state_dir, config=config)
             st._replay()
@@ -220,7 +197,7 @@ class CampaignState:
             diff = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
             raise StateError(f"{state_dir} holds a campaign with other settings ({', '.join(diff)}); "
                              "use another --state dir or the same flags")
-        for log in _FIELDS:
+        for log in LOGS:
             _read_jsonl(os.path.join(state_dir, log))
         from fuzz.campaign.followup import JobLog  # lazy: it pulls in the follow-up runner
 
@@ -261,9 +238,7 @@ class CampaignState:
             self.signatures.add(rec["key"])
             if not rec.get("known"):
                 self.new_signatures.add(rec["key"])
-        if os.path.exists(self.path("coverage.txt")):
-            with open(self.path("coverage.txt"), encoding="utf-8", errors="replace") as f:
-                self.lines = {line.rstrip("\n") for line in f if line.endswith("\n")}  # a torn last line: reached again
+        self.lines = read_coverage(self.path("coverage.txt"))  # a torn last line: reached again
         snap = self._snapshot_file()
         self.corpus_dir = snap.get("corpus_dir")
         self.elapsed_before = _number(snap.get("elapsed"))
@@ -323,12 +298,12 @@ class CampaignState:
     def record_programs(self, i: int, judged, finding=None) -> dict:
         """Keep finding case i's program (and the finding's own form, when another) under programs/, written
         atomically before the case's log lines; the paths relative to the state dir, as cases.jsonl names them."""
-        os.makedirs(self.path(PROGRAMS), exist_ok=True)
+        os.makedirs(confined(self.dir, self.path(PROGRAMS)), exist_ok=True)
         out = {}
         for field_, suffix, p in (("program", "", judged), ("finding_program", ".finding", finding)):
             if p is not None:
                 rel = os.path.join(PROGRAMS, f"{i}{suffix}.json")
-                write_atomic(self.path(rel), dumps(p.to_dict()))  # as a corpus entry stores it
+                write_atomic(confined(self.dir, self.path(rel)), dumps(p.to_dict()))  # as a corpus entry stores it
                 out[field_] = rel
         return out
 
@@ -343,8 +318,7 @@ class CampaignState:
     def add_lines(self, new: list) -> int:
         """Append lines new_lines() found new to coverage.txt; how many."""
         if new:
-            with open(self.path("coverage.txt"), "a", encoding="utf-8") as f:
-                f.write("".join(x + "\n" for x in new))
+            append_line(self.path("coverage.txt"), "".join(x + "\n" for x in new), sync=False)
             self.lines.update(new)
         return len(new)
 

@@ -40,6 +40,7 @@ from typing import Iterable, Iterator
 from fuzz.campaign.cold_start import ColdStart
 from fuzz.campaign.lifeline import exit_with_parent
 from fuzz.campaign.sizing import size_pool
+from fuzz.files import confined, open_regular
 from fuzz.judge.poison import replace_cause
 from fuzz.judge.isolated import faulthandler_frames, signal_name, with_tail
 from fuzz.judge.verdict import Outcome, Stage, Verdict
@@ -343,7 +344,6 @@ class WorkerPool:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
     # -- workers ------------------------------------------------------------
 
     def share(self) -> int | None:
@@ -366,10 +366,10 @@ class WorkerPool:
         if empty_caches:
             for d in (env["TORCHINDUCTOR_CACHE_DIR"], env["TRITON_CACHE_DIR"]):
                 shutil.rmtree(d, ignore_errors=True)
-        for d in (env["TORCHINDUCTOR_CACHE_DIR"], env["TRITON_CACHE_DIR"], env["TMPDIR"]):
-            os.makedirs(d, exist_ok=True)
+        for d in (env["TORCHINDUCTOR_CACHE_DIR"], env["TRITON_CACHE_DIR"], env["TMPDIR"]):  # never through a link
+            os.makedirs(confined(self.workdir, os.path.join(d, "_")).parent, exist_ok=True)
         log_path = os.path.join(home, "stderr.log")
-        open(log_path, "w").close()  # the previous worker's tail has been read by now
+        os.close(open_regular(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC))  # the last worker's tail is read
         parent_conn, child_conn = self._ctx.Pipe()
         proc = self._ctx.Process(target=_worker_main, name=f"shapefuzz-worker-{slot}",
                                  args=(child_conn, env, log_path, self._rerun, self._check_strides, self.kind))

@@ -9,11 +9,12 @@ never import this package.
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
 from fuzz.cli import (bench, bugs, check, dedupe, export_tests, followup, ops, replay, report, repro, run, sanitize,
                       shrink, stats, triage, upstream, versions)
-from fuzz.cli.common import EXIT_BAD_INPUT, Parser, error
+from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, Parser, error
 
 SUBCOMMANDS = (check, run, followup, sanitize, stats, repro, ops, shrink, dedupe, replay, report, triage, bugs,
                versions, bench, upstream, export_tests)  # help order
@@ -65,19 +66,58 @@ def _leave_tmp_as_found() -> None:
 
 
 def main(argv=None) -> int:
+    from fuzz.terminal import PlainStream
+
     args = build_parser().parse_args(argv)
     _leave_tmp_as_found()
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = PlainStream(out), PlainStream(err)  # no control character from data drives a terminal
     try:
         _allow_backends(args)
         return args.fn(args)
     except KeyboardInterrupt:
         print("shapefuzz: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went (`shapefuzz ops | head -3`): stop quietly, as a pipe's writer does
+        _stdout_to_devnull(out)
+        return EXIT_OK
     except Exception as e:  # noqa: BLE001 - bad input is one line; anything else is a bug and keeps its traceback
         if not _bad_input(e):
             raise
-        error(" ".join(str(e).split()))
+        error(" ".join(_why(e).split()))
         return EXIT_BAD_INPUT
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _stdout_to_devnull(out) -> None:
+    """Point stdout's descriptor at /dev/null, so the interpreter's last flush meets no closed pipe either."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())
+        os.close(devnull)
+
+
+# What the machine said when a file given could not be read or written (a read-only or full disk, a missing
+# dir, a directory where a file was wanted): the user's to fix, said in one line
+_ENVIRONMENT = frozenset(getattr(errno, n) for n in ("EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT", "ENOENT",
+                                                      "ENOTDIR", "EISDIR", "ELOOP", "ENAMETOOLONG", "EEXIST",
+                                                      "ENXIO", "ETXTBSY") if hasattr(errno, n))
+
+
+def _why(e: Exception) -> str:
+    if isinstance(e, OSError) and e.errno in _ENVIRONMENT and not isinstance(e, _own_errors()):
+        return f"{e.filename}: {e.strerror}" if e.filename else f"{e.strerror or e}"
+    return str(e)
+
+
+def _own_errors() -> tuple:
+    from fuzz.files import UnsafePath
+
+    return (UnsafePath,)
 
 
 def _bad_input(e: Exception) -> bool:
@@ -85,10 +125,13 @@ def _bad_input(e: Exception) -> bool:
     known-issues file, device or backend that cannot be used), not that
     shapefuzz is."""
     from fuzz.campaign.state import StateError
+    from fuzz.datafile import DataFileError
     from fuzz.devices import DeviceError
+    from fuzz.files import UnsafePath
     from fuzz.findings.corpus import CorpusError
     from fuzz.findings.known import KnownIssuesError
     from fuzz.judge.backends import BackendError
     from fuzz.program.ir import ProgramError
 
-    return isinstance(e, (ProgramError, CorpusError, StateError, KnownIssuesError, DeviceError, BackendError))
+    return isinstance(e, (ProgramError, CorpusError, StateError, KnownIssuesError, DeviceError, BackendError,
+                          DataFileError, UnsafePath)) or isinstance(e, OSError) and e.errno in _ENVIRONMENT

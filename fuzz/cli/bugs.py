@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error, print_json
+from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, cannot_write, error, print_json
 
 
 def add_parser(subparsers):
@@ -23,8 +23,9 @@ def add_parser(subparsers):
 
 def cmd(args) -> int:
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+
+    from fuzz.terminal import markup as escape, raw
 
     from fuzz.files import write_atomic
     from fuzz.findings.bugs import (bug_rows, index_newest, markdown, newest_line, set_aside_lines, summary_line,
@@ -35,6 +36,10 @@ def cmd(args) -> int:
     root = Path(args.corpus)
     if not root.is_dir():
         error(f"no corpus directory {str(root)!r}")
+        return EXIT_BAD_INPUT
+    why = cannot_write(root, "BUGS.md") if args.write else None
+    if why:  # said before the rows are made
+        error(why)
         return EXIT_BAD_INPUT
     unreadable: list = []
     index, how = index_newest()
@@ -49,14 +54,14 @@ def cmd(args) -> int:
     if args.json:
         print_json([r.to_dict() for r in rows])
         return _unreadable(unreadable)
-    table = Table(title=f"{summary_line(rows)} ({root})", show_lines=False)
+    table = Table(title=escape(f"{summary_line(rows)} ({root})"), show_lines=False)
     for col in ("bug", "title", "status", "checked on", "repro"):
         table.add_column(col, overflow="fold")
     for r in rows:
         more = f"\n+{len(r.variants)} variant(s)" if r.variants else ""
-        table.add_row(r.key + more, escape(r.title), escape(f"{r.status}\n{r.upstream}"), escape(r.checked_on),
+        table.add_row(escape(r.key + more), escape(r.title), escape(f"{r.status}\n{r.upstream}"), escape(r.checked_on),
                       f"{r.repro_lines} lines" if r.repro_lines else "harness")
-    Console(file=sys.stdout, soft_wrap=False, width=200).print(table)
+    Console(file=raw(sys.stdout), soft_wrap=False, width=200).print(table)
     print(newest_line(index, how))
     for line in (set_aside_lines(root) + known_lines(root) + untriaged_lines(rows))[::2]:  # each paragraph's text
         print(line)

@@ -41,10 +41,20 @@ def parse_size(text: str) -> int:
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", text)
     if not m or m.group(2).lower() not in units:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 20MB, 5GB)")
-    n = int(float(m.group(1)) * units[m.group(2).lower()])
+    n = _size_number(m.group(1), units[m.group(2).lower()])
     if n <= 0:
         raise argparse.ArgumentTypeError(f"a size must be positive, got {text!r}")
     return n
+
+
+def _size_number(text: str, unit: int) -> int:
+    value = float(text) * unit
+    if not math.isfinite(value) or value > MAX_SIZE:
+        raise argparse.ArgumentTypeError(f"a size must be at most {MAX_SIZE // 10**18} EB")
+    return int(value)
+
+
+MAX_SIZE = 9 * 10**18  # bytes: more than any disk, and within a 64-bit count
 
 
 def count(minimum: int):
@@ -111,6 +121,34 @@ def override(p, args):
     from fuzz.kinds import kind_of
 
     return kind_of(p).retarget(p, backend=getattr(args, "backend", None), device=getattr(args, "device", None))
+
+
+def cannot_write(path, what: str = "") -> str | None:
+    """Why directory `path` (or the directory a file `what` is written into) cannot be written, in one line
+    for error(); None when it can. Asked before the work, not after it."""
+    import os
+
+    from fuzz.files import check_writable_dir
+
+    target = os.path.join(path, what) if what else str(path)
+    try:
+        check_writable_dir(path)
+    except OSError as e:
+        return f"cannot write {target}: {e.strerror or e}"
+    return None
+
+
+def output_file_problem(path) -> str | None:
+    """Why a file cannot be written at `path` (its directory is missing or read-only, it is a directory), in
+    one line; None when it can."""
+    import os
+
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"cannot write {path}: it is a directory (give a file name)"
+    if not os.path.isdir(parent):
+        return f"cannot write {path}: no directory {parent}"
+    return cannot_write(parent, os.path.basename(path))
 
 
 def error(message: str) -> None:

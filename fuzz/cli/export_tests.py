@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error
+from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error, output_file_problem
 
 
 def add_parser(subparsers):
@@ -28,6 +28,10 @@ def cmd(args) -> int:
     root = Path(args.corpus)
     if not root.is_dir():
         error(f"no corpus directory {str(root)!r}")
+        return EXIT_BAD_INPUT
+    why = output_file_problem(args.output) if args.output != "-" else None
+    if why:  # said before the export is made
+        error(why)
         return EXIT_BAD_INPUT
     text, keys, skipped = export(root)
     for key, why in skipped:

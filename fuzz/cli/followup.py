@@ -17,6 +17,8 @@ def add_parser(subparsers):
                               "after `run --triage`)",
                               description=__doc__.split("\n\n", 1)[0])
     f.add_argument("state_dir", help="the campaign's state dir (run's --state)")
+    f.add_argument("--corpus", default=None, metavar="DIR",
+                   help="the corpus the campaign saved its findings in (as run's --corpus; default STATE/corpus)")
     f.add_argument("--json", action="store_true", help="print the job counts as JSON")
     f.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
                    help="compute the jobs on a Ray cluster (as `run --ray`; the corpus is written here)")
@@ -26,6 +28,7 @@ def add_parser(subparsers):
 
 def cmd(args) -> int:
     from fuzz.campaign.followup import FollowUps
+    from fuzz.campaign.state_files import other_corpus
 
     if not os.path.exists(os.path.join(args.state_dir, "config.json")):
         error(f"{args.state_dir} is not a campaign state dir (no config.json)")
@@ -40,7 +43,12 @@ def cmd(args) -> int:
             error(str(e))
             return EXIT_BAD_INPUT
     try:
-        return _finish(args, FollowUps(args.state_dir, ray=cluster.gcs if cluster else None))
+        jobs = FollowUps(args.state_dir, args.corpus, ray=cluster.gcs if cluster else None)  # reads jobs.jsonl
+        elsewhere = other_corpus(args.state_dir, args.corpus)
+        if elsewhere:
+            error(elsewhere)
+            return EXIT_BAD_INPUT
+        return _finish(args, jobs)
     finally:
         if cluster is not None:
             cluster.close()

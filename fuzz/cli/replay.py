@@ -33,13 +33,15 @@ def add_parser(subparsers):
 def cmd(args) -> int:
     from rich.console import Console
 
-    console = Console(file=sys.stderr if args.json else sys.stdout, soft_wrap=True)
+    from fuzz.terminal import plain, raw
+
+    console = Console(file=raw(sys.stderr if args.json else sys.stdout), soft_wrap=True)
     try:
         if console.is_terminal:
             rows = _replay_live(args, console)
         else:
             def on_row(row, done, total):
-                print(R.row_line(row, done, total), file=console.file, flush=True)
+                print(plain(R.row_line(row, done, total)), file=console.file, flush=True)
 
             rows = R.replay(args.corpus, timeout=args.timeout, jobs=args.jobs, on_row=on_row)
     except FileNotFoundError as e:
@@ -56,7 +58,7 @@ def cmd(args) -> int:
 
 def _replay_live(args, console):
     """The replay under a rich progress bar, each entry's line printed above it as it finishes."""
-    from rich.markup import escape
+    from fuzz.terminal import markup as escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(SpinnerColumn(), TextColumn("replay"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

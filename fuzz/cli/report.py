@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error
+from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, cannot_write, error
 
 
 def add_parser(subparsers):
@@ -36,6 +36,10 @@ def cmd(args) -> int:
     def note(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
+    why = cannot_write(args.entry, "report.md") if args.write else None
+    if why:  # said before a triage or a trace runs
+        error(why)
+        return EXIT_BAD_INPUT
     from fuzz.releases import newest_or_recorded
 
     newest_or_recorded()  # the index's newest release, asked at most once a day: the report says if it is behind

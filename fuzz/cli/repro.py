@@ -91,6 +91,7 @@ def _entries(args) -> int:
     from fuzz.findings.corpus import Corpus, CorpusError
     from fuzz.findings.replay import entry_dirs
     from fuzz.findings.repro_files import check_repro, rewrite_scripts
+    from fuzz.judge.backends import BackendError
 
     root = Path(args.case)
     dirs = [root] if (root / "program.json").is_file() else entry_dirs(root)
@@ -104,16 +105,20 @@ def _entries(args) -> int:
             info = rewrite_scripts(corpus, d, keep_check=not args.check)  # --check: check again
             if args.check:
                 info = check_repro(corpus, d, timeout=args.timeout)
-        except (CorpusError, OSError) as e:
+        except (CorpusError, BackendError, OSError) as e:  # BackendError: a module:attr backend not allowed
             return d, {"error": str(e)}
         return d, info
 
-    bad = 0
+    bad = errors = 0
     with ThreadPoolExecutor(max_workers=size_pool(args.jobs).workers) as pool:
         for d, info in pool.map(one, dirs):
-            bad += info.get("reproduces") is False or "error" in info
+            if "error" in info:  # one line on stderr, as every command's errors
+                errors += 1
+                error(f"{d.name}: {info['error']}")
+                continue
+            bad += info.get("reproduces") is False
             print(f"{d.name}  {_line(info)}", flush=True)
-    return EXIT_BUG if bad else EXIT_OK
+    return EXIT_BAD_INPUT if errors else EXIT_BUG if bad else EXIT_OK
 
 
 def _line(info: dict) -> str:

@@ -372,22 +372,9 @@ def _other_corpus(args) -> str | None:
     """A state dir resumed without --corpus whose findings went elsewhere (its start predates STATE/corpus as
     the default, or named another --corpus): why it cannot resume so, and the flag that would. The path is
     read from the state dir only to be named, never written to."""
-    import json
+    from fuzz.campaign.state_files import other_corpus
 
-    from fuzz.campaign.driver import default_corpus
-
-    if args.corpus is not None:
-        return None
-    try:
-        with open(os.path.join(args.state, "state.json"), encoding="utf-8") as f:
-            recorded = json.load(f).get("corpus_dir")
-    except (OSError, ValueError, AttributeError, RecursionError):
-        return None  # no snapshot yet (or a bad one: the state dir's own check names it)
-    here = os.path.abspath(default_corpus(args.state))
-    if not isinstance(recorded, str) or os.path.abspath(recorded) == here:
-        return None
-    return (f"{args.state} saved its findings in {recorded!r}, not in its default corpus {here!r}; "
-            f"resume it with --corpus naming that dir")
+    return None if args.corpus is not None else other_corpus(args.state, None)
 
 
 def _default_state_dir(args) -> str:

@@ -57,13 +57,17 @@ def print_ablation(doc: dict, file=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=file or sys.stdout, soft_wrap=False)
-    table = Table(title=f"ablation of {doc['signature']['key']}: {doc['signature']['text']}")
+    from fuzz.terminal import markup, raw
+
+    console = Console(file=raw(file or sys.stdout), soft_wrap=False)
+    table = Table(title=markup(f"ablation of {doc['signature']['key']}: {doc['signature']['text']}"))
     for col in ("axis", "variant", "status", "result"):
         table.add_column(col, overflow="fold")
     style = {"reproduces": "red", "passes": "green", "other": "magenta", "skipped": "dim", "error": "yellow"}
     for r in doc["rows"]:
-        result = r["summary"] + (f"\n{r['note']}" if r["note"] else "")
-        table.add_row(r["axis"], r["variant"], f"[{style.get(r['status'], '')}]{r['status']}[/]", result)
+        result = markup(r["summary"] + (f"\n{r['note']}" if r["note"] else ""))
+        status = style.get(r["status"])
+        table.add_row(markup(r["axis"]), markup(r["variant"]),
+                      f"[{status}]{markup(r['status'])}[/]" if status else markup(r["status"]), result)
     console.print(table)
     console.print_json(json.dumps(doc["summary"]))

@@ -37,6 +37,7 @@ def cmd(args) -> int:
     from fuzz.findings.corpus import Corpus, CorpusError
     from fuzz.findings.replay import entry_dirs
     from fuzz.findings.versions import VersionsError, entry_versions, resolve_releases
+    from fuzz.judge.backends import BackendError
 
     try:
         args.torch = resolve_releases(args.torch, log=lambda m: print(f"shapefuzz versions: {m}", file=sys.stderr))
@@ -50,6 +51,16 @@ def cmd(args) -> int:
     dirs = [root] if (root / "program.json").is_file() else entry_dirs(root)
     if not dirs:
         error(f"{str(root)!r} holds no corpus entry")
+        return EXIT_BAD_INPUT
+    failed, loadable = False, []
+    for d in dirs:  # every entry read first: a bad one is one line on stderr, before any venv is made
+        try:
+            Corpus(d.parent).load(d)
+            loadable.append(d)
+        except CorpusError as e:
+            error(str(e))
+            failed = True
+    if not loadable:
         return EXIT_BAD_INPUT
 
     def log(msg):
@@ -77,8 +88,8 @@ def cmd(args) -> int:
             if why:
                 return d, None, f"skipped: no short repro to run ({why})"
             rec = entry_versions(entry, args.torch, pythons=args.python, timeout=args.timeout, log=log)
-        except (CorpusError, VersionsError, OSError) as e:
-            return d, None, str(e)
+        except (CorpusError, VersionsError, BackendError, OSError) as e:  # BackendError: a module not allowed
+            return d, None, f"{d}: {e}"
         from fuzz.findings.versions import merge_records
 
         rec = merge_records(entry.meta.get("versions"), rec)  # the releases not run now stay in the range
@@ -86,12 +97,13 @@ def cmd(args) -> int:
             corpus.set_meta(d, "versions", rec)
         return d, rec, None
 
-    failed = False
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for d, rec, why in pool.map(one, dirs):
-            if rec is None:
-                failed = failed or not why.startswith("skipped")
+        for d, rec, why in pool.map(one, loadable):
+            if rec is None and why.startswith("skipped"):
                 print(f"{d.name}  {why}", flush=True)
+            elif rec is None:  # an error: one line on stderr, as every command's
+                failed = True
+                error(why)
             else:
                 print(f"{d.name}  {versions_text(rec)}", flush=True)
     return EXIT_BAD_INPUT if failed else EXIT_OK

@@ -59,8 +59,9 @@ from fuzz.files import dumps as _dumps
 from fuzz.files import fsync_dir as _fsync_dir  # a module name: tests make it fail
 from fuzz.files import write_atomic as _write_atomic
 from fuzz.files import write_synced as _write
-from fuzz.findings.corpus_files import (CorpusFileError, OutsideCorpus, entry_inside, inside, is_entry_dir, read,
-                                        read_program_json)
+from fuzz.findings.corpus_files import (KNOWN, SET_ASIDE, UNCONFIRMED, CorpusFileError,  # noqa: F401
+                                        OutsideCorpus, entry_inside, inside, is_entry_dir, read,
+                                        read_program_json)  # the set-aside dirs' names: re-exported
 from fuzz.program.ir import Program, ProgramError
 from fuzz.program.loading import load_program
 from fuzz.findings.signature import Signature, signature
@@ -71,9 +72,6 @@ from fuzz.findings.scripts import (_apply_meta, _seen_with, entry_repro, entry_s
 FILES = ("program.json", "verdict.json", "signature.json", "env.json", "meta.json", "repro.py")
 HARNESS = "harness.py"  # stored by older entries; generated on demand now, and removed where found
 INDEX = ".index.json"  # hidden: every other name but known_issues.json and SET_ASIDE in a corpus is an entry
-UNCONFIRMED = "unconfirmed"  # entries that do not fail alone in a fresh process (findings/standalone.py)
-KNOWN = "known"  # entries of causes the corpus's reference corpus holds (findings/reference.py)
-SET_ASIDE = (UNCONFIRMED, KNOWN)  # kept whole and still hit, but no entries of this corpus
 _ORIGINALS = ("original_program.json", "original_verdict.json")  # the representative as found
 _LOCK = ".lock"
 _INDEX_LOCK = ".index.lock"
@@ -358,6 +356,7 @@ class Corpus:
         assert where in SET_ASIDE, where
         src = Path(entry_dir)
         dst_root = self.root / where
+        inside(self.root, dst_root / src.name)  # the set-aside dir a real directory, never a symlink's target
         dst_root.mkdir(exist_ok=True)
         dst = dst_root / src.name
         target = f"{where}/{src.name}"
@@ -418,9 +417,8 @@ class Corpus:
         try:
             os.chmod(tmp, 0o755)
             for name in ("program.json", "verdict.json", "env.json", "ablation.json", "sanitizer.txt") + _ORIGINALS:
-                if (src.path / name).is_file():
-                    shutil.copyfile(src.path / name, tmp / name)
-                    os.chmod(tmp / name, 0o644)
+                if (src.path / name).is_file():  # read as a file of its kind (never through a link), then written
+                    _write(tmp / name, _stored(src.path / name))
             scripts, updates = entry_scripts(src.program, src.verdict, sig)
             meta = {k: v for k, v in src.meta.items() if k not in ("variants", "hits")}
             meta.update(hits=src.hits, variants={}, first_seen=src.meta["first_seen"], last_seen=src.meta["last_seen"])
@@ -465,7 +463,7 @@ class Corpus:
                 (d / name).unlink(missing_ok=True)  # of the program it had
             for name in ("ablation.json",) + _ORIGINALS:
                 if (src.path / name).is_file():
-                    _write_atomic(d / name, (src.path / name).read_text())
+                    _write_atomic(d / name, _stored(src.path / name))
                 else:
                     (d / name).unlink(missing_ok=True)
             meta["shrink"] = src.meta.get("shrink")
@@ -485,18 +483,19 @@ class Corpus:
         v, src_v = d / "variants" / key, e.path / "variants" / key
         if (v / "program.json").is_file() or (e.minimal and not (src_v / "program.json").is_file()):
             return  # there already; or a key a re-keyed entry only counted hits of (no program kept)
+        inside(d, v / "program.json")  # variants/ and variants/KEY real directories, never a symlink's target
         v.mkdir(parents=True, exist_ok=True)
         os.chmod(v.parent, 0o755)
         os.chmod(v, 0o755)
         if (src_v / "program.json").is_file():  # e holds it as a variant already
             for name in ("verdict.json", "program.json"):
                 if (src_v / name).is_file():
-                    _write_atomic(v / name, (src_v / name).read_text())
+                    _write_atomic(v / name, _stored(src_v / name))
             return
         program = e.path / ("original_program.json" if (e.path / "original_program.json").is_file() else "program.json")
         verdict = e.path / ("original_verdict.json" if (e.path / "original_verdict.json").is_file() else "verdict.json")
-        _write_atomic(v / "verdict.json", verdict.read_text())
-        _write_atomic(v / "program.json", program.read_text())  # last: its presence says the variant is complete
+        _write_atomic(v / "verdict.json", _stored(verdict))
+        _write_atomic(v / "program.json", _stored(program))  # last: its presence says the variant is complete
 
     def entries(self) -> Iterator[Entry]:
         """Every readable entry, by key. Unreadable ones are skipped and
@@ -541,6 +540,13 @@ class Corpus:
             except ValueError:
                 raise CorpusError(d, f"meta.json: {k} must be an ISO time, got {meta.get(k)!r}") from None
         return Entry(path=d, signature=sig, program=program, verdict=verdict, env=data["env.json"], meta=meta)
+
+
+def _stored(path: Path) -> str:
+    """The text of an entry's file to copy into another entry, read as a file of its kind (corpus_files.py)."""
+    from fuzz.findings.corpus_files import read_checked_text, read_stored_text
+
+    return read_stored_text(path) if path.name == "sanitizer.txt" else read_checked_text(path)
 
 
 def _store_scripts(d: Path, scripts: dict) -> None:

@@ -12,7 +12,8 @@ and the field. Program files go through fuzz/program/schema.json, read here
 with the same size cap and symlink rule.
 
 Paths are checked here too: an entry is a real directory directly inside its
-corpus, and every write into a corpus lands inside it (`inside`).
+corpus (or its unconfirmed/), and every write into a corpus lands inside it
+with no symlinked directory on the way (`inside`, fuzz/files.py `confined`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from fuzz.datafile import DataFileError, read_json
+from fuzz.files import UnsafePath, confined
 from fuzz.program.schema import MAX_PROGRAM_BYTES, check
+
+UNCONFIRMED = "unconfirmed"  # entries that do not fail alone in a fresh process (findings/standalone.py)
+KNOWN = "known"  # entries of causes the corpus's reference corpus holds (findings/reference.py)
+SET_ASIDE = (UNCONFIRMED, KNOWN)  # kept whole and still hit, but no entries of this corpus
 
 SCHEMA_PATH = Path(__file__).with_name("corpus_files.json")
 
@@ -40,6 +46,12 @@ KINDS = {
     "known_issues.json": ("known_issues", 4_000_000, 400_000),
     ".reference.json": ("reference", 100_000, 16),
 }
+
+
+# The text files a corpus stores (never run), and the bytes each may hold before it is read: a 1 GiB sparse
+# repro.py is refused unread. shapefuzz's largest repro.py is 9 KB, its largest report.md 10 KB.
+TEXT_KINDS = {"repro.py": 1_000_000, "harness.py": 1_000_000, "report.md": 2_000_000, "sanitizer.txt": 1_000_000,
+              "BUGS.md": 16_000_000, "trace.json": 1_000_000}
 
 
 class CorpusFileError(DataFileError):
@@ -89,10 +101,41 @@ def read_program_json(path) -> dict:
         raise CorpusFileError(str(e)) from None
 
 
+def read_stored_text(path, kind: str | None = None) -> str:
+    """A text file an entry stores (TEXT_KINDS, by its name unless `kind` is given), read through the one loader:
+    a plain file, never a symlink, size-capped, not-UTF-8 bytes replaced. CorpusFileError naming it otherwise."""
+    from fuzz.datafile import read_text
+
+    try:
+        return read_text(path, TEXT_KINDS[kind or Path(path).name], follow_symlinks=False, errors="replace")
+    except DataFileError as e:
+        raise CorpusFileError(str(e)) from None
+
+
+def read_checked_text(path) -> str:
+    """A corpus JSON file's text (to copy it byte for byte) once it reads as a file of its kind: a program file
+    by its name (program.json, original_program.json: parsed here, its schema checked when it is loaded), else
+    a KINDS file. CorpusFileError naming the file otherwise."""
+    from fuzz.datafile import loads, read_text
+
+    name = Path(path).name
+    program = name.endswith("program.json")
+    try:
+        text = read_text(path, MAX_PROGRAM_BYTES if program else KINDS[kind_of(path)][1], follow_symlinks=False)
+        doc = loads(text)
+    except DataFileError as e:
+        raise CorpusFileError(e if str(e).startswith(str(path)) else f"{path}: {e}") from None
+    why = None if program else violation(doc, kind_of(path))
+    if why:
+        raise CorpusFileError(f"{path}: {why.removeprefix('the file: ')}")
+    return text
+
+
 # -- paths ------------------------------------------------------------------------------
 
-class OutsideCorpus(OSError):
-    """A write that would land outside its corpus (a symlinked entry, an index target that is a path)."""
+class OutsideCorpus(UnsafePath):
+    """A write that would land outside its corpus (a symlinked entry or subdirectory, an index target that is a
+    path)."""
 
 
 def is_entry_dir(d) -> bool:
@@ -100,11 +143,20 @@ def is_entry_dir(d) -> bool:
     return os.path.isdir(d) and not os.path.islink(d)
 
 
+def corpus_of(entry_dir) -> Path:
+    """The corpus an entry dir belongs to: its parent, or the corpus of a set-aside dir (unconfirmed/, known/)."""
+    parent = Path(entry_dir).absolute().parent
+    return parent.parent if parent.name in SET_ASIDE else parent
+
+
 def inside(corpus_root, path) -> Path:
-    """`path`, after checking it lies inside corpus_root once every symlink on the way is resolved:
-    OutsideCorpus otherwise. Every write into a corpus asks this first."""
-    root = os.path.realpath(corpus_root)
-    real = os.path.realpath(path)
+    """`path`, after checking that it lies inside corpus_root with no symlinked directory on the way, and that
+    it resolves there: OutsideCorpus otherwise. Every write into a corpus asks this first."""
+    try:
+        confined(corpus_root, path)
+    except UnsafePath as e:
+        raise OutsideCorpus(str(e)) from None
+    root, real = os.path.realpath(corpus_root), os.path.realpath(os.path.dirname(os.path.abspath(path)))
     if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
         raise OutsideCorpus(f"{path}: resolves to {real}, outside the corpus {corpus_root} (a symlink?); "
                             "nothing is written there")
@@ -113,8 +165,9 @@ def inside(corpus_root, path) -> Path:
 
 def entry_inside(entry_dir) -> Path:
     """An entry dir to write into: a real directory (no symlink) whose files land inside its corpus (its
-    parent, or the corpus of unconfirmed/)."""
+    parent, or the corpus of a set-aside dir, itself no symlink either)."""
     d = Path(entry_dir)
     if os.path.islink(d):
         raise OutsideCorpus(f"{d}: is a symlink; a corpus entry is a real directory, nothing is written there")
-    return inside(d.absolute().parent, d)
+    inside(corpus_of(d), d / "meta.json")
+    return d

@@ -18,26 +18,24 @@ marked fixed comes back. `checked` records when upstream was last searched.
 
 The file is read by the corpus-file loader (fuzz/findings/corpus_files.py:
 its schema, size cap, no duplicate keys); every command refuses a malformed
-one with one line. Regexes run in the `regex` package with a time budget per
-match (MATCH_SECONDS): a pattern that backtracks catastrophically on a
-message counts as no match, with a warning on stderr naming the rule, never
-a hang.
+one with one line. Regexes run on a linear-time engine with a memory cap and a
+time budget per file (fuzz/findings/rule_regex.py): a pattern the engine
+refuses is one line naming the rule; a search past the budget counts as no
+match, with a warning on stderr, never a hang.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from fuzz.findings.rule_regex import Budget, Pattern, PatternError, compile_all
 from fuzz.findings.signature import Signature, innermost_frame
 from fuzz.judge.verdict import Verdict
 
-import regex
-
 STATUSES = ("open", "fixed", "closed", "wontfix")
-MATCH_SECONDS = 0.25  # per regex search; the regex module notices it within about a second
 _FIELDS = {"signature", "message", "exc_type", "frame", "outcome", "ops", "setting", "device", "url", "note", "status",
            "checked", "outcomes", "escapes", "operand_dtypes"}
 
@@ -64,15 +62,18 @@ class Rule:
     outcomes: tuple = ()  # any of these outcomes
     escapes: tuple = ()  # op names: a result of each is returned or written in place
     operand_dtypes: tuple = ()  # ((op, (dtype, ...)), ...): each op's first operand has one of its dtypes
-    _message: regex.Pattern | None = field(default=None, repr=False, compare=False)
-    _frame: regex.Pattern | None = field(default=None, repr=False, compare=False)
+    _message: Pattern | None = field(default=None, repr=False, compare=False)
+    _frame: Pattern | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
         """How stats and logs name it: its URL, else its place in the file."""
         return self.url or f"known-issues rule {self.index}"
 
-    def matches(self, sig: Signature | None, verdict: Verdict | None, program=None) -> bool:
+    def matches(self, sig: Signature | None, verdict: Verdict | None, program=None, budget: Budget | None = None) -> bool:
+        """Whether the finding (of `program`) fits every field; `budget`: the time its regex searches may take
+        (those of every rule of its file, together)."""
+        budget = budget or Budget()
         if self.signature and (sig is None or sig.key != self.signature):
             return False
         if (self.message or self.exc_type or self.frame or self.outcome) and verdict is None:
@@ -86,25 +87,25 @@ class Rule:
             return False
         if self.outcomes and verdict.outcome.value not in self.outcomes:
             return False
-        if self._message and not self._search("message", self._message, verdict.message or ""):
+        if self._message and not self._search("message", self._message, verdict.message or "", budget):
             return False
         if self.exc_type and not (verdict.exc_type == self.exc_type
                                   or verdict.exc_type.endswith("." + self.exc_type)):
             return False
-        if self._frame and not self._search("frame", self._frame, innermost_frame(verdict.frames)):
+        if self._frame and not self._search("frame", self._frame, innermost_frame(verdict.frames), budget):
             return False
         return True
 
-    def _search(self, what: str, pattern, text: str) -> bool:
-        """pattern.search(text) within MATCH_SECONDS; a search that runs out counts as no match (warned once)."""
-        try:
-            return pattern.search(text, timeout=MATCH_SECONDS) is not None
-        except TimeoutError:
+    def _search(self, what: str, pattern: Pattern, text: str, budget: Budget) -> bool:
+        """pattern.search(text) within the budget; a search that runs out counts as no match (warned once)."""
+        found = pattern.search(text, budget)
+        if found is None:
             if (self.index, what) not in _WARNED:
                 _WARNED.add((self.index, what))
-                print(f"shapefuzz: warning: known-issues rule {self.index}: its {what!r} regex ran over "
-                      f"{MATCH_SECONDS} s on a finding's text and counts as no match; simplify it", file=sys.stderr)
+                print(f"shapefuzz: warning: known-issues rule {self.index}: its {what!r} regex ran out of the "
+                      "time its rules file has for one finding and counts as no match; simplify it", file=sys.stderr)
             return False
+        return found
 
     def _fits(self, program, where: str = "") -> bool:
         """The program predicates: ops held, the setting, the device type."""
@@ -123,6 +124,21 @@ class Rule:
 
 
 _WARNED: set = set()  # (rule index, field) whose regex ran out of time, warned about once per process
+
+
+def _compiled(rules: list) -> list:
+    """The rules with their regexes compiled, all of one file together (their memory is shared);
+    ValueError naming the rule and the field of the first one the engine refuses."""
+    fields = [(r, k) for r in rules for k in ("message", "frame") if getattr(r, k)]
+    try:
+        patterns = compile_all([getattr(r, k) for r, k in fields])
+    except PatternError as e:
+        rule, k = fields[e.index]
+        raise ValueError(f"rule {rule.index}: {k!r} {e}") from None
+    done = {}
+    for (r, k), p in zip(fields, patterns):
+        done.setdefault(r.index, {})[f"_{k}"] = p
+    return [replace(r, **done.get(r.index, {})) for r in rules]
 
 
 def _setting_of(program, name: str) -> str | None:
@@ -176,13 +192,6 @@ def _rule(i: int, d) -> Rule:
             raise bad(f"'outcomes' names {o!r}, which is not an outcome")
     if d.get("signature") and not re.fullmatch(r"[0-9a-f]{12}", d["signature"]):
         raise bad(f"'signature' must be a 12-hex-digit key, got {d['signature']!r}")
-    compiled = {}
-    for k in ("message", "frame"):
-        if d.get(k):
-            try:
-                compiled[k] = regex.compile(d[k])
-            except (regex.error, ValueError, OverflowError) as e:
-                raise bad(f"{k!r} is not a valid regex: {e}") from None
     url = d.get("url", "")
     if url and not re.match(r"https?://", url):
         raise bad(f"'url' must be an http(s) URL or empty, got {url!r}")
@@ -194,13 +203,12 @@ def _rule(i: int, d) -> Rule:
                 outcome=d.get("outcome", ""), ops=tuple(d.get("ops", ())), setting=d.get("setting", ""),
                 device=d.get("device", ""), checked=d.get("checked", ""), outcomes=tuple(d.get("outcomes", ())),
                 escapes=tuple(d.get("escapes", ())),
-                operand_dtypes=tuple((op, tuple(dts)) for op, dts in d.get("operand_dtypes", {}).items()),
-                _message=compiled.get("message"), _frame=compiled.get("frame"))
+                operand_dtypes=tuple((op, tuple(dts)) for op, dts in d.get("operand_dtypes", {}).items()))
 
 
 class KnownIssues:
     def __init__(self, rules: list[Rule] | None = None):
-        self.rules = list(rules or [])
+        self.rules = _compiled(list(rules or []))
 
     @staticmethod
     def load(path="corpus/known_issues.json") -> "KnownIssues":
@@ -221,11 +229,16 @@ class KnownIssues:
         why = violation(data, "known_issues.json")  # the caps on counts and lengths (corpus_files.json)
         if why:
             raise KnownIssuesError(f"{path}: " + re.sub(r"^\[([0-9]+)\]\.?", r"rule \1: ", why))
-        return KnownIssues(rules)
+        try:
+            return KnownIssues(rules)  # the regexes compiled, all of the file together: the engine may refuse one
+        except ValueError as e:
+            raise KnownIssuesError(f"{path}: {e}") from None
 
     def match(self, signature: Signature | None, verdict: Verdict | None, program=None) -> Rule | None:
-        """The first rule that matches the finding (of `program`, for rules that name one), or None."""
+        """The first rule that matches the finding (of `program`, for rules that name one), or None. The
+        searches of all the rules share one time budget (rule_regex.FILE_SECONDS)."""
+        budget = Budget()
         for rule in self.rules:
-            if rule.matches(signature, verdict, program):
+            if rule.matches(signature, verdict, program, budget):
                 return rule
         return None

@@ -6,7 +6,9 @@ upstream's triage bots, so nothing from data may open a heading, a code fence,
 a table cell, a link or an HTML tag. Every field goes through one of these:
 
     text(s)    prose or a table cell: one line, HTML entities, Markdown
-               punctuation backslash-escaped, control characters dropped
+               punctuation backslash-escaped, control characters dropped,
+               bare URLs and addresses defanged ("https[:]//x", "www[.]x",
+               "a[@]b": GitHub makes a live link of them otherwise)
     code(s)    an inline code span whose fence outruns any backticks in s
     block(s)   a fenced code block whose fence outruns any backtick run in s
 """
@@ -20,7 +22,10 @@ import re
 # is a literal in CommonMark. What means something only at a line's start (a list, a heading) is below.
 _PUNCT = re.compile(r"([\\`*_\[\]!|~<>#@])")
 _LINE_START = re.compile(r"^(\s*)(?:([-+=])|(\d+)([.)]))")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\u0085]")
+# C0 but tab and newline, DEL, C1, the bidi embeddings, overrides, isolates and marks, the separators
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+# What GitHub's extended autolinks start at: a scheme's "://", "www.", an address's "@" between word characters
+_AUTOLINK = re.compile(r"(?i)(?<![a-z0-9])(https?|ftp|mailto):(?=//)|(?<![a-z0-9])(www)\.|(?<=[\w.+-])@(?=[\w-])")
 _NEWLINES = re.compile(r"[\r\n\t]+")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 MAX_INLINE = 2000  # a field longer than this is cut: a report line is for reading
@@ -35,11 +40,18 @@ def _one_line(s, limit: int) -> str:
 def text(s, limit: int = MAX_INLINE) -> str:
     """`s` as literal text on one line: safe in prose and in a table cell."""
     s = _one_line(s, limit)
+    s = _AUTOLINK.sub(_defang, s)
     s = "".join(_HTML.get(c, c) for c in s)
     # entities first (their & and ; are not Markdown punctuation), then the punctuation itself,
     # but not inside the entities just written
     s = re.sub(r"(&(?:amp|lt|gt|quot);)|" + _PUNCT.pattern, lambda m: m.group(1) or "\\" + m.group(2), s)
     return _LINE_START.sub(lambda m: m.group(1) + ("\\" + m.group(2) if m.group(2) else m.group(3) + "\\" + m.group(4)), s)
+
+
+def _defang(m: re.Match) -> str:
+    if m.group(1):
+        return m.group(1) + "[:]"
+    return m.group(2) + "[.]" if m.group(2) else "[@]"
 
 
 def code(s, limit: int = MAX_INLINE) -> str:

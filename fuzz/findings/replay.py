@@ -128,18 +128,24 @@ def replay_entry(entry_dir, *, timeout: float = 600.0, python: str | None = None
 
 
 def stored_repro_problem(path: Path) -> str | None:
-    """Why an entry's stored repro.py cannot be filed (missing, empty, truncated
-    or not Python), or None. It is compiled, never run."""
+    """Why an entry's stored repro.py cannot be filed (missing, over its size cap, empty, truncated or not
+    Python), or None. It is read through the one loader and compiled, never run."""
+    from fuzz.findings.corpus_files import CorpusFileError, read_stored_text
+
+    if not path.exists():
+        return "repro.py cannot be read: it is missing"
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        return f"repro.py cannot be read: {getattr(e, 'strerror', None) or e}"
+        text = read_stored_text(path, "repro.py")
+    except CorpusFileError as e:
+        return f"repro.py cannot be read: {str(e).removeprefix(f'{path}: ')}"
     if not text.strip():
         return "repro.py is empty"
     try:  # compile(), not ast.parse(): entries are checked in threads, and 3.11's ast module is not thread-safe
         code = compile(text, "repro.py", "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as e:
         return f"repro.py is truncated or not Python: {e}"
+    except (RecursionError, MemoryError):  # an expression nested past what the compiler takes
+        return "repro.py is not Python this compiler takes (an expression nested too deeply)"
     if not set(code.co_names) - {"__doc__"}:
         return "repro.py holds no code (a docstring or comments alone)"
     return None
@@ -147,6 +153,7 @@ def stored_repro_problem(path: Path) -> str | None:
 
 def _replay_into(row: ReplayRow, d: Path, work: Path, *, timeout, python, cache_dir, known, env) -> None:
     from fuzz.findings.corpus import HARNESS, Corpus, entry_repro
+    from fuzz.findings.corpus_files import read_stored_text
     from fuzz.findings.scripts import settled_scripts
 
     entry = Corpus(d.parent).load(d)
@@ -169,7 +176,7 @@ def _replay_into(row: ReplayRow, d: Path, work: Path, *, timeout, python, cache_
         return
     harness, _ = entry_repro(entry.program, entry.signature)
     scripts, _, _ = settled_scripts(entry.program, entry.verdict, entry.signature, entry.meta)
-    stale = scripts["repro.py"] != (d / "repro.py").read_text()
+    stale = scripts["repro.py"] != read_stored_text(d / "repro.py")
     (work / "repro.py").write_text(harness)
     recorded = entry.verdict.outcome
     rc, out, err = run_command([python or sys.executable, "repro.py"], timeout=timeout, env=child_env(cache_dir, env),
@@ -211,7 +218,7 @@ def _replay_into(row: ReplayRow, d: Path, work: Path, *, timeout, python, cache_
         from fuzz.findings.scripts import program_digest
         from fuzz.findings.report_parts import stamped_program
 
-        if stamped_program((d / "report.md").read_text(errors="replace")) != program_digest(entry.program):
+        if stamped_program(read_stored_text(d / "report.md")) != program_digest(entry.program):
             notes.append("report.md describes another program (shapefuzz report ENTRY --write rewrites it)")
     row.reason = "; ".join(filter(None, [row.reason] + notes))
     _note_replay(d, row, this_torch=python is None)
@@ -347,8 +354,10 @@ def print_table(rows: list[ReplayRow], *, title: str = "", file=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=file or sys.stdout, soft_wrap=False)
-    table = Table(title=title or None, show_lines=False)
+    from fuzz.terminal import markup, raw
+
+    console = Console(file=raw(file or sys.stdout), soft_wrap=False)
+    table = Table(title=markup(title) or None, show_lines=False)
     table.add_column("entry", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("signature", overflow="fold", max_width=60)
@@ -359,7 +368,8 @@ def print_table(rows: list[ReplayRow], *, title: str = "", file=None) -> None:
             detail = f"{r.new_signature_text}\n{r.reason}"
         if r.known and r.known not in detail:
             detail = f"{detail}\nknown: {r.known}".strip()
-        table.add_row(r.key, f"[{STYLE[r.status]}]{r.status}[/]", r.signature, detail, end_section=False)
+        table.add_row(markup(r.key), f"[{STYLE[r.status]}]{r.status}[/]", markup(r.signature), markup(detail),
+                      end_section=False)
     console.print(table)
     c = counts(rows)
     console.print(f"{len(rows)} entries: " + ", ".join(f"{n} {s}" for s, n in c.items()))

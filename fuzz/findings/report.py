@@ -294,10 +294,11 @@ def _repro_text(entry) -> str:
     label) replaced by a neutral one; regenerated when the entry's is a stub
     or not a short form (a full harness is never inlined: a torch.compile entry
     without a short form shows the note on how to generate it)."""
-    path = Path(entry.path) / "repro.py"
+    from fuzz.findings.corpus_files import CorpusFileError, read_stored_text
+
     try:
-        src = path.read_text(encoding="utf-8")
-    except OSError:
+        src = read_stored_text(Path(entry.path) / "repro.py")
+    except CorpusFileError:
         src = ""
     title = "Repro: torch.compile vs eager over a size schedule"
     short = "lines" in ((entry.meta or {}).get("short_repro") or {})

@@ -17,6 +17,16 @@ from fuzz.files import dumps as _dumps
 from fuzz.files import write_atomic as _write_atomic
 
 
+def _stored_repro(d: Path) -> str | None:
+    """The entry's repro.py as stored (read through the one loader), None when it cannot be read."""
+    from fuzz.findings.corpus_files import CorpusFileError, read_stored_text
+
+    try:
+        return read_stored_text(d / "repro.py")
+    except CorpusFileError:
+        return None
+
+
 def rewrite_scripts(corpus: Corpus, entry_dir, keep_check: bool = True) -> dict:
     """Write the entry's repro.py anew from its program and verdict (as this
     shapefuzz generates them; a stored harness.py goes); returns meta's
@@ -46,7 +56,7 @@ def drop_stored_harness(corpus: Corpus, entry_dir) -> list[str]:
         scripts, _, short = settled_scripts(entry.program, entry.verdict, entry.signature, entry.meta,
                                             device=entry_repro_device(d, entry.program))
         changed = [f"{HARNESS} removed"] if (d / HARNESS).exists() else []
-        if not short and (d / "repro.py").read_text(errors="replace") != scripts["repro.py"]:
+        if not short and _stored_repro(d) != scripts["repro.py"]:
             changed.append("repro.py rewritten")
             _write_atomic(d / "repro.py", scripts["repro.py"])
         (d / HARNESS).unlink(missing_ok=True)
@@ -73,7 +83,7 @@ def check_repro(corpus: Corpus, entry_dir, *, timeout: float = 600.0) -> dict:
     device = entry_repro_device(d, entry.program)  # CPU where the triage reproduced it there
     scripts, updates = entry_scripts(entry.program, entry.verdict, entry.signature, device)
     script = scripts["repro.py"]
-    if updates["short_repro"].get("script") != info.get("script") or (d / "repro.py").read_text() != script:
+    if updates["short_repro"].get("script") != info.get("script") or _stored_repro(d) != script:
         return info  # repro.py is not the short form its program generates (`shapefuzz repro ENTRY` rewrites it)
     missing = missing_device(device or entry.program.settings.device)  # a short form is of a compiled program
     if missing:
@@ -81,7 +91,7 @@ def check_repro(corpus: Corpus, entry_dir, *, timeout: float = 600.0) -> dict:
     ok, shown, seconds = check_short_repro(script, entry.verdict, timeout=timeout)
     with _locked(d):
         entry = corpus.load(d)
-        if (d / "repro.py").read_text() != script:  # its new form is checked by the merge's own settle
+        if _stored_repro(d) != script:  # its new form is checked by the merge's own settle
             return dict(entry.meta.get("short_repro") or {})
         info.update(checked=_now(), reproduces=ok, shown=shown, seconds=round(seconds, 1),
                     torch=capture_env().get("torch"))

@@ -69,12 +69,8 @@ def sanitize_entry(entry_dir: str, timeout: float = 600.0) -> str | None:
 
 def write_report(entry_dir: str, text: str) -> None:
     """sanitizer.txt of an entry (also where a run made elsewhere lands: fuzz/campaign/ray_followup.py)."""
+    from fuzz.files import write_atomic
     from fuzz.findings.corpus_files import entry_inside
 
-    entry_inside(entry_dir)  # a real entry dir inside its corpus, never a symlink's target
-    tmp = os.path.join(entry_dir, ".sanitizer.txt.tmp")
-    with open(tmp, "w") as f:
-        f.write(text + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, os.path.join(entry_dir, "sanitizer.txt"))
+    # a real entry dir inside its corpus, never a symlink's target; a temp file of its own, replaced into place
+    write_atomic(entry_inside(entry_dir) / "sanitizer.txt", text + "\n")

@@ -32,9 +32,13 @@ def entry_repro(program: Program, sig: Signature) -> tuple[str, str | None]:
     """(The full judging harness, None), or (a stub that says why there is none,
     the reason): a codegen bug must not cost us the finding. Generated, never
     read from the entry."""
+    from fuzz.judge.backends import BackendError
+
     title = f"shapefuzz {sig.key}: {sig.text}"
     try:
         return repro_source(program, title), None
+    except BackendError:  # a module:attr backend the command line did not allow: no code, and no stub either
+        raise
     except Exception as e:  # noqa: BLE001 - any codegen failure
         why = f"{type(e).__name__}: {e}"
         stub = (f'"""{doc_text(title)}\n\nNo repro: code generation failed: {doc_text(why)}\n"""\nimport sys\n\n'

@@ -41,7 +41,9 @@ def collect_trace(entry_dir, *, timeout: float = 600.0, tlparse: str | None = No
     from fuzz.judge.isolated import run_script
     from fuzz.program.ir import Program
 
-    d = Path(entry_dir)
+    from fuzz.findings.corpus_files import entry_inside
+
+    d = entry_inside(entry_dir)  # a real entry dir inside its corpus: the trace is written there
     entry = Corpus(d.parent).load(d)
     if not isinstance(entry.program, Program):
         raise TraceError("a TORCH_TRACE is for torch.compile entries; a torch_xla entry has none")
@@ -98,9 +100,11 @@ def _tlparse(exe: str | None, d: Path, log: str) -> dict:
                            capture_output=True, text=True, timeout=TLPARSE_TIMEOUT, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as e:
         return {"error": f"tlparse did not run: {e}"}
-    try:
-        compiles = json.loads((d / "tlparse" / "compile_directory.json").read_text())
-    except (OSError, ValueError):
+    from fuzz.datafile import DataFileError, read_json
+
+    try:  # tlparse's output, in a dir of our own making: read as any data file all the same
+        compiles = read_json(d / "tlparse" / "compile_directory.json", 16_000_000, follow_symlinks=False)
+    except DataFileError:
         return {"error": f"tlparse exited {r.returncode} without its compile directory: {r.stderr.strip()[-300:]}"}
     ids = [k for k in compiles if isinstance(k, str) and k != "[-/-]"] if isinstance(compiles, dict) else []
     return {"html": f"{TRACE_DIR}/tlparse/index.html", "compiles": ids}
@@ -111,9 +115,13 @@ def trace_text(entry) -> str | None:
     the entry's program as it is now)."""
     from fuzz.findings.scripts import program_digest
 
+    from fuzz.datafile import DataFileError, loads
+    from fuzz.findings.corpus_files import read_stored_text
+
+    path = Path(entry.path) / TRACE_DIR / RECORD
     try:
-        rec = json.loads((Path(entry.path) / TRACE_DIR / RECORD).read_text())
-    except (OSError, ValueError):
+        rec = loads(read_stored_text(path, "trace.json")) if path.exists() else None
+    except DataFileError:
         return None
     if not isinstance(rec, dict) or rec.get("program") != program_digest(entry.program):
         return None

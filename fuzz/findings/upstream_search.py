@@ -22,7 +22,6 @@ Authorization header when set, never stored.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import socket
@@ -217,9 +216,11 @@ class Client:
             self._last = time.monotonic()
         if len(body) > MAX_ANSWER_BYTES:
             raise SearchError("not searched (malformed answer)", f"over {MAX_ANSWER_BYTES} bytes")
-        try:
-            answer = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError):
+        from fuzz.datafile import DataFileError, loads
+
+        try:  # parsed as any data file: digits and nesting bounded
+            answer = loads(body)
+        except DataFileError:
             raise SearchError("not searched (malformed answer)", "not JSON") from None
         total, items = parse_items(answer, repos)
         if remaining is not None and remaining.strip() == "0":

@@ -78,9 +78,14 @@ class Backend:
                 "not have', file=sys.stderr)", "    sys.exit(77)"]
 
     def repro_backend(self) -> tuple[list[str], str]:
-        """(import lines, the backend= expression) for a repro."""
+        """(import lines, the backend= expression) for a repro. The one gate on code made from a program: every
+        script generated from one (repro, harness, short repro, the checks, versions, the trace) gets its
+        backend here, so a module:attr backend the command line did not allow is BackendError, never code."""
         if not self.custom:
             return self.repro_imports(), repr(self.name)
+        why = not_allowed(self.name)
+        if why:
+            raise BackendError(why)
         mod, _, attr = self.name.partition(":")
         return ["import importlib"], f"getattr(importlib.import_module({mod!r}), {attr!r})"
 

@@ -44,6 +44,27 @@ class Layout:
     needs: Callable  # (TensorInput) -> reason it does not fit, or None
     overlapping: bool
     make: Callable  # (shape texts, make-args text, TensorInput) -> expression
+    # (concrete dims, TensorInput) -> elements of the storage behind the input, which a view may far exceed
+    # (x[::64] of a tensor has 64 times its elements): the resource limit counts these
+    storage: Callable = None
+
+    def storage_elements(self, dims, x) -> int:
+        return (self.storage or _product)(list(dims), x)
+
+
+def _product(dims, x=None) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+def _strided_storage(dims, x) -> int:
+    return _product(dims) * x.step if dims else 1
+
+
+def _expanded_storage(dims, x) -> int:
+    return _product(dims[:x.layout_dim] + [1] + dims[x.layout_dim + 1:])
 
 
 def _dims(shape) -> str:
@@ -103,13 +124,14 @@ LAYOUT_TABLE = {lay.name: lay for lay in (
     Layout("transposed", _rank(2), False,
            lambda s, a, x: f"make({_dims(list(s[:-2]) + [s[-1], s[-2]])}, {a}).transpose(-1, -2)"),
     Layout("offset", lambda x: None if x.offset >= 1 else "offset must be >= 1", False,
-           lambda s, a, x: f"make(({x.offset} + {_numel(s)},), {a})[{x.offset}:].view({_dims(s)})"),
-    Layout("expanded", lambda x: _rank(1)(x) or _dim_ok(x), True, _expanded),
+           lambda s, a, x: f"make(({x.offset} + {_numel(s)},), {a})[{x.offset}:].view({_dims(s)})",
+           lambda dims, x: x.offset + _product(dims)),
+    Layout("expanded", lambda x: _rank(1)(x) or _dim_ok(x), True, _expanded, _expanded_storage),
     Layout("channels_last", _rank(4, 5), False, _channels_last),
     Layout("permuted", lambda x: _rank(2)(x) or _perm_ok(x), False, _permuted),
     Layout("strided", lambda x: _rank(1)(x) or _dim_ok(x) or (None if x.step >= 2 else "step must be >= 2"),
-           False, _strided),
-    Layout("overlapping", _rank(1), True, _overlapping),
+           False, _strided, _strided_storage),
+    Layout("overlapping", _rank(1), True, _overlapping, lambda dims, x: 1 + sum(max(n - 1, 0) for n in dims)),
 )}
 
 

@@ -153,7 +153,7 @@ def _check(v, s: dict, root: dict, at: str):
     if isinstance(v, str):
         if "maxLength" in s and len(v) > s["maxLength"]:
             return at, f"must be at most {s['maxLength']} characters long"
-        if "pattern" in s and not re.search(s["pattern"], v):
+        if "pattern" in s and not _pattern(s["pattern"]).search(v):
             return at, lambda: f"{_short(v)} is not {s.get('description') or 'of the form ' + s['pattern']}"
     if isinstance(v, list):
         if len(v) < s.get("minItems", 0):
@@ -195,6 +195,26 @@ def _check_object(v: dict, s: dict, root: dict, at: str):
         if err:
             return err
     return None
+
+
+@lru_cache(maxsize=None)
+def _pattern(pattern: str) -> re.Pattern:
+    r"""A schema pattern as JSON Schema reads it (ECMA-262), in Python's re: `$` is the end of the text (Python's
+    also matches before a final newline, so "s0\n" would pass as a name), and \d, \w, \s are ASCII only."""
+    out, in_class, i = [], False, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if c == "[" and not in_class:
+            in_class = True
+        elif c == "]" and in_class:
+            in_class = False
+        out.append(r"\Z" if c == "$" and not in_class else c)
+        i += 1
+    return re.compile("".join(out), re.ASCII)
 
 
 def _text(why) -> str:

@@ -11,7 +11,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from fuzz.program import dtypes as D
-from fuzz.program.ir import DYNAMIC_FLAGS, LAYOUTS, MARKS, VIEWS, Program, ProgramError, TensorInput, limit_error
+from fuzz.program.ir import (DYNAMIC_FLAGS, LAYOUTS, MARKS, MAX_ELEMENTS, VIEWS, Program, ProgramError, TensorInput,
+                             limit_error)
 from fuzz.program.layouts import LAYOUT_TABLE, view_shape, window_fits
 from fuzz.program.opdb import OPS
 from fuzz.program.symbolic import Dim, ValueInfo, after_write
@@ -92,6 +93,20 @@ def _check_limits(what: str, v: ValueInfo) -> None:
         raise ProgramError(why)
 
 
+def _check_storage(inp: TensorInput, v: ValueInfo) -> None:
+    """The storage behind an input (a strided view's is `step` times its elements) within MAX_ELEMENTS at
+    every call: what a case allocates, not only what it shows."""
+    layout = LAYOUT_TABLE.get(inp.layout)
+    if layout is None or inp.alias:  # an alias shares its base's storage, checked with the base
+        return
+    for call in range(v.calls):
+        dims = [d.values[call] for d in v.shape]
+        n = layout.storage_elements(dims, inp)
+        if n > MAX_ELEMENTS:
+            raise ProgramError(f"input {inp.name}: its {inp.layout} layout needs a storage of {n} elements (shape "
+                               f"{dims}) at call {call}, over the limit of 2**24 = {MAX_ELEMENTS} elements per tensor")
+
+
 def typecheck(p: Program) -> dict[str, ValueInfo]:
     """Return name -> ValueInfo for every input and op result."""
     if p.settings.dynamic not in DYNAMIC_FLAGS:
@@ -105,6 +120,7 @@ def typecheck(p: Program) -> dict[str, ValueInfo]:
         check_input(p, inp, {x.name: x for x in p.inputs[:len(env)]})
         env[inp.name] = input_info(p, inp, env)
         _check_limits(f"input {inp.name}", env[inp.name])
+        _check_storage(inp, env[inp.name])
     for i, call in enumerate(p.ops):
         if call.op not in OPS:
             raise ProgramError(f"ops[{i}]: unknown op {call.op!r}")
