@@ -123,6 +123,14 @@ def kept_bytes(torch_release: str | None = None) -> int:
     return tree_bytes(d) if d.is_dir() else 0
 
 
+def fresh_tmpdir(path: str) -> str:
+    """`path` made an empty scratch dir (what was there is of no use) whose header path is linked."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    link(path)
+    return path
+
+
 def linked(tmpdir: str) -> bool:
     """Whether Inductor's header path under `tmpdir` is a link already (a campaign's scratch dir)."""
     return os.path.islink(inductor_dir(tmpdir))

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait as _wait
 from typing import Iterable, Iterator
 
+from fuzz import pch
 from fuzz.campaign.cold_start import ColdStart
 from fuzz.campaign.lifeline import exit_with_parent
 from fuzz.campaign.sizing import size_pool
@@ -198,13 +199,8 @@ class WorkerPool:
         self._own_workdir = workdir is None
         self.workdir = os.path.abspath(workdir or tempfile.mkdtemp(prefix="shapefuzz-pool-"))
         os.makedirs(self.workdir, exist_ok=True)
-        # the workers' scratch dir (TMPDIR): what a killed pool left is of no use
-        self.tmpdir = os.path.join(self.workdir, "tmp")
-        shutil.rmtree(self.tmpdir, ignore_errors=True)
-        os.makedirs(self.tmpdir)
-        from fuzz import pch
-
-        pch.link(self.tmpdir)  # Inductor-CPU's precompiled header: the machine's kept one, built once
+        # the workers' scratch dir (TMPDIR), emptied: what a killed pool left is of no use
+        self.tmpdir = pch.fresh_tmpdir(os.path.join(self.workdir, "tmp"))
         self._env = dict(env or {})
         if threads:  # explicit: over the sizing's share and the user's environment
             self._env.setdefault("OMP_NUM_THREADS", str(threads))

@@ -28,9 +28,8 @@ def cmd(args) -> int:
     from fuzz.terminal import markup as escape, raw
 
     from fuzz.files import write_atomic
-    from fuzz.findings.bugs import (bug_rows, index_newest, markdown, newest_line, set_aside_lines, summary_line,
-                                     untriaged_lines)
-    from fuzz.findings.reference import known_in_reference, known_lines
+    from fuzz.findings.bugs import (bug_rows, index_newest, known_in_reference, known_lines, markdown, newest_line,
+                                     set_aside_lines, summary_line, untriaged_lines)
     from fuzz.findings.standalone import unconfirmed
 
     root = Path(args.corpus)

@@ -104,6 +104,23 @@ def case_timeout(given: float | None, device: str, time_limit: float | None = No
     return timeout if time_limit is None else min(timeout, time_limit)
 
 
+def _start_lines(cfg, args, sizing, draw: str, said) -> None:
+    """What the campaign runs, where it writes, what it counts as known, and its resources; StateError where
+    its reference corpus or rules cannot be had."""
+    from fuzz.campaign.disk import default_cache_limit, limit_line
+
+    limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
+    limit += f" time={cfg.time_limit:.0f}s" if cfg.time_limit else ""
+    drawn = f" draw={draw}" if cfg.kind().name == "compiled" else ""
+    print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed}{drawn} {limit.strip()} "
+          f"timeout={cfg.timeout:g}s per case{' (the time limit)' if cfg.timeout == cfg.time_limit else ''} "
+          f"state={cfg.state_dir} corpus={cfg.corpus_dir}", file=said, flush=True)
+    print(f"shapefuzz run: {_reference_line(cfg)}", file=said, flush=True)
+    print(f"shapefuzz run: {sizing.line() if sizing else _ray_line(args)}; "
+          f"{limit_line(cfg.cache_limit or default_cache_limit(cfg.state_dir), bool(cfg.cache_limit), cfg.state_dir)}",
+          file=said, flush=True)
+
+
 def _reference_line(cfg) -> str:
     """The start line's part that names the reference corpus and the known-issues rules."""
     from fuzz.campaign.driver import reference_corpus, rules_path
@@ -115,7 +132,6 @@ def _reference_line(cfg) -> str:
 
 
 def cmd(args) -> int:
-    from fuzz.campaign.disk import default_cache_limit, limit_line
     from fuzz.campaign.draws import draw_flags
     from fuzz.campaign.driver import CampaignConfig, run_campaign
     from fuzz.campaign.progress import Progress, pending_line, print_summary
@@ -151,21 +167,12 @@ def cmd(args) -> int:
                          known_issues=args.known_issues, known_corpus=args.known_corpus, shrink=args.shrink,
                          triage=args.triage, sanitize=args.sanitize, shrink_budget=args.shrink_budget,
                          cache_limit=args.cache_limit)
-    limit = f"max_cases={cfg.max_cases}" if cfg.max_cases else ""
-    limit += f" time={cfg.time_limit:.0f}s" if cfg.time_limit else ""
     said = sys.stderr if args.json else sys.stdout  # --json: stdout is the summary alone
-    drawn = f" draw={draw}" if cfg.kind().name == "compiled" else ""
-    print(f"shapefuzz run: backend={cfg.backend} device={cfg.device} seed={cfg.seed}{drawn} {limit.strip()} "
-          f"timeout={cfg.timeout:g}s per case{' (the time limit)' if cfg.timeout == cfg.time_limit else ''} "
-          f"state={cfg.state_dir} corpus={cfg.corpus_dir}", file=said, flush=True)
     try:
-        print(f"shapefuzz run: {_reference_line(cfg)}", file=said, flush=True)
+        _start_lines(cfg, args, sizing, draw, said)
     except StateError as e:
         error(str(e))
         return EXIT_BAD_INPUT
-    print(f"shapefuzz run: {sizing.line() if sizing else _ray_line(args)}; "
-          f"{limit_line(cfg.cache_limit or default_cache_limit(cfg.state_dir), bool(cfg.cache_limit), cfg.state_dir)}",
-          file=said, flush=True)
     printed = []
 
     def cases_done(summary):  # the summary as soon as the cases are done; follow-ups may go on after it

@@ -33,7 +33,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from fuzz.findings import markdown as md
-from fuzz.findings.reference import known_lines
+from fuzz.findings.corpus import KNOWN as KNOWN_DIR
+from fuzz.findings.versions import ran_on, versions_record
 
 NEW, KNOWN, FIXED = "new", "known upstream", "fixed"
 FIXED_NEWER, UNCHECKED, PENDING = "fixed on a newer torch", "not checked on the newest torch", "pending shrink"
@@ -128,36 +129,6 @@ def _range_text(rec: dict) -> str:
     return text
 
 
-def _release(torch_version) -> str:
-    return str(torch_version or "").split("+")[0]
-
-
-def _versions_record(entry) -> dict | None:
-    """meta.json's "versions" (`shapefuzz versions`), or None when absent or not an object."""
-    rec = entry.meta.get("versions")
-    return rec if isinstance(rec, dict) else None
-
-
-def _ran_on(entry) -> tuple[str, str, str] | None:
-    """(release, result, where) of the newest torch the entry's repro ran on: its versions record (the
-    CPU twin's too), or the torch it was found with, which it failed on by definition."""
-    from fuzz.findings.versions import AFFECTED, _key, newest_checked
-
-    rec = _versions_record(entry)
-    seen = []
-    got = newest_checked(rec)
-    if got:
-        twin = (rec.get("cpu") or {}).get("releases") or {}
-        seen.append((_key(got[0]), got[0], got[1], "CPU twin" if got[0] in twin else ""))
-    found = _release(entry.env.get("torch"))
-    if found and found[0].isdigit():
-        seen.append((_key(found), found, AFFECTED, "found"))
-    if not seen:
-        return None
-    _, rel, result, where = max(seen, key=lambda t: (t[0], t[3] != "found"))
-    return rel, result, where
-
-
 def _behind(entry, ran, newest: str | None) -> str:
     """What the checked-on text adds where the entry's repro never ran on the newest release: that it is
     out, and for a CUDA finding whose CPU twin does not fail, that it waits for a current CUDA torch."""
@@ -176,7 +147,7 @@ def _status(entry, known, newest: str | None, index: str | None = None) -> tuple
     from fuzz.findings.versions import PASSES, _key, newest_checked
 
     status, upstream = _upstream(entry, known)
-    ran = _ran_on(entry)
+    ran = ran_on(entry)
     checked = "-" if ran is None else f"{ran[0]}: {ran[1]}" + (f" ({ran[2]})" if ran[2] else "")
     checked += _behind(entry, ran, newest) if _line(entry) == "torch" else ""
     last = entry.meta.get("last_replay") or {}
@@ -196,7 +167,7 @@ def _status(entry, known, newest: str | None, index: str | None = None) -> tuple
         return FIXED_NEWER, f"{upstream}; {_fixed_in(entry, ran[0])}", checked
     if newest and (ran is None or _key(ran[0]) < _key(newest)):
         return UNCHECKED, upstream, checked
-    if _line(entry) == "torch" and newest_checked(_versions_record(entry)) is None and \
+    if _line(entry) == "torch" and newest_checked(versions_record(entry)) is None and \
             not (index and ran is not None and _key(ran[0]) >= _key(index)):
         # found, never rerun: a corpus of one campaign knows no newer torch than the one that found it, and
         # two of a fresh CPU campaign's five "new" rows passed on the next release (torch 2.11 -> 2.13); but
@@ -208,7 +179,7 @@ def _status(entry, known, newest: str | None, index: str | None = None) -> tuple
 def _fixed_in(entry, passes_on: str) -> str:
     """"fixed in 2.15.0" where the record has the first release that passes after the last affected one,
     else "fixed in <=2.15.0" (it passes on the newest it ran on; which release fixed it is not known)."""
-    rec = _versions_record(entry) or {}
+    rec = versions_record(entry) or {}
     for part in (rec, rec.get("cpu") if isinstance(rec.get("cpu"), dict) else {}):
         if part.get("first_fixed") and part.get("affected"):
             return f"fixed in {part['first_fixed']} (affected {', '.join(map(str, part['affected']))})"
@@ -228,7 +199,7 @@ def newest_known(entries, index: str | None = None) -> dict:
 
     newest = {"torch": index} if index else {}
     for e in entries:
-        r = _ran_on(e)
+        r = ran_on(e)
         if r is not None and (_line(e) not in newest or _key(r[0]) > _key(newest[_line(e)])):
             newest[_line(e)] = r[0]
     return newest
@@ -294,6 +265,35 @@ def set_aside_lines(corpus_root) -> list[str]:
     return [f"{len(held)} more finding(s) did not fail alone in a fresh process (their verdict needed the cases "
             f"a worker ran before them), so they are no bug to file: set aside in unconfirmed/ "
             f"({', '.join(p.name for p in held[:8])}{' ...' if len(held) > 8 else ''}).", ""]
+
+
+def known_in_reference(corpus_root) -> list[Path]:
+    """The entries of a corpus set aside as causes its reference holds."""
+    root = Path(corpus_root) / KNOWN_DIR
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
+
+
+def known_lines(corpus_root) -> list[str]:
+    """BUGS.md's paragraph on them: each reference row once, with its status and this corpus's hits."""
+    from fuzz.findings.corpus_files import CorpusFileError, read
+
+    rows: dict = {}
+    for d in known_in_reference(corpus_root):
+        try:
+            meta = read(d / "meta.json")
+        except CorpusFileError:
+            continue
+        ref = meta.get("reference") if isinstance(meta.get("reference"), dict) else {}
+        key = str(ref.get("entry", "?"))
+        hits, status, upstream, where = rows.get(key, (0, ref.get("status"), ref.get("upstream"), ref.get("corpus")))
+        rows[key] = (hits + int(meta.get("hits", 0) or 0), status, upstream, where)
+    if not rows:
+        return []
+    parts = [f"{md.code(k, 64)} ({md.text(str(s), 60)}; {md.text(str(u), 300)}): {h} hit(s)"
+             for k, (h, s, u, _) in sorted(rows.items())]
+    where = md.text(str(next(iter(rows.values()))[3]), 300)
+    return [f"{len(rows)} cause(s) found here are already in the reference corpus {where}, counted under its "
+            f"rows and set aside in {KNOWN_DIR}/: " + "; ".join(parts) + ".", ""]
 
 
 def summary_line(rows: list[BugRow]) -> str:

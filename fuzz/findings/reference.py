@@ -143,33 +143,3 @@ def set_known(corpus: Corpus, entry_dir, row: Row) -> Path:
     corpus.set_meta(entry_dir, "reference", {"corpus": row.corpus, "entry": row.key, "status": row.status,
                                              "upstream": row.upstream, "checked": _now()})
     return corpus.move_aside(entry_dir, KNOWN)
-
-
-def known_in_reference(corpus_root) -> list[Path]:
-    """The entries of a corpus set aside as causes its reference holds."""
-    root = Path(corpus_root) / KNOWN
-    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
-
-
-def known_lines(corpus_root) -> list[str]:
-    """BUGS.md's paragraph on them: each reference row once, with its status and this corpus's hits."""
-    from fuzz.findings import markdown as md
-    from fuzz.findings.corpus_files import CorpusFileError, read
-
-    rows: dict = {}
-    for d in known_in_reference(corpus_root):
-        try:
-            meta = read(d / "meta.json")
-        except CorpusFileError:
-            continue
-        ref = meta.get("reference") if isinstance(meta.get("reference"), dict) else {}
-        key = str(ref.get("entry", "?"))
-        hits, status, upstream, where = rows.get(key, (0, ref.get("status"), ref.get("upstream"), ref.get("corpus")))
-        rows[key] = (hits + int(meta.get("hits", 0) or 0), status, upstream, where)
-    if not rows:
-        return []
-    parts = [f"{md.code(k, 64)} ({md.text(str(s), 60)}; {md.text(str(u), 300)}): {h} hit(s)"
-             for k, (h, s, u, _) in sorted(rows.items())]
-    where = md.text(str(next(iter(rows.values()))[3]), 300)
-    return [f"{len(rows)} cause(s) found here are already in the reference corpus {where}, counted under its "
-            f"rows and set aside in {KNOWN}/: " + "; ".join(parts) + ".", ""]

@@ -51,11 +51,11 @@ def affected_text(entry, scrub=lambda text: text) -> str:
 
 def _behind_newest(entry) -> str:
     """A sentence where the repro never ran on the newest torch release known here (fuzz/releases.py)."""
-    from fuzz.findings.bugs import _ran_on
+    from fuzz.findings.versions import ran_on
     from fuzz.releases import known_newest, release_key
 
     newest = known_newest()
-    ran = _ran_on(entry)
+    ran = ran_on(entry)
     if not newest or ran is None or entry.program.device_type() == "xla" or \
             release_key(ran[0]) >= release_key(newest):
         return ""

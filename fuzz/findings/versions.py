@@ -316,3 +316,31 @@ def _ranged(src: str, verdict, key: str, releases, *, cuda: bool, pythons, timeo
         if log:
             log(f"{key}: torch {env.torch}: {result} ({shown[:120]})")
     return summarize(results, partial=cuda or bool(pythons))
+
+
+def release_of(torch_version) -> str:
+    return str(torch_version or "").split("+")[0]
+
+
+def versions_record(entry) -> dict | None:
+    """meta.json's "versions" (`shapefuzz versions`), or None when absent or not an object."""
+    rec = entry.meta.get("versions")
+    return rec if isinstance(rec, dict) else None
+
+
+def ran_on(entry) -> tuple[str, str, str] | None:
+    """(release, result, where) of the newest torch the entry's repro ran on: its versions record (the
+    CPU twin's too), or the torch it was found with, which it failed on by definition."""
+    rec = versions_record(entry)
+    seen = []
+    got = newest_checked(rec)
+    if got:
+        twin = (rec.get("cpu") or {}).get("releases") or {}
+        seen.append((_key(got[0]), got[0], got[1], "CPU twin" if got[0] in twin else ""))
+    found = release_of(entry.env.get("torch"))
+    if found and found[0].isdigit():
+        seen.append((_key(found), found, AFFECTED, "found"))
+    if not seen:
+        return None
+    _, rel, result, where = max(seen, key=lambda t: (t[0], t[3] != "found"))
+    return rel, result, where
