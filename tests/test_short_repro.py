@@ -206,7 +206,8 @@ def test_the_cpu_corpus_entries_do_here_what_their_records_say():
         versions = e.meta.get("versions") or {}
         for part in (versions, versions.get("cpu") or {}):
             ran = (part.get("releases") or {}).get(release) or {}
-            if ran.get("result") == result and ran.get("script") == digest and ran.get("torch") == torch.__version__:
+            if ran.get("result") == result and ran.get("script") == digest and \
+                    str(ran.get("torch")).split("+")[0] == release:
                 return True
         return False
 

@@ -250,9 +250,8 @@ def entry_versions(entry, releases, *, pythons=None, timeout: float = 600.0, log
     src = scripts["repro.py"]
     rec = _ranged(src, entry.verdict, entry.key, releases, cuda=entry.program.device_type() == "cuda",
                   pythons=pythons, timeout=timeout, log=log)
-    twin = cpu_twin(entry.program)
-    if twin is not None and not pythons:
-        rec["cpu"] = _twin_versions(twin, entry, releases, timeout=timeout, log=log)
+    if cpu_twin(entry.program) is not None and not pythons:
+        rec["cpu"] = _twin_versions(entry, releases, timeout=timeout, log=log)
     return rec
 
 
@@ -267,12 +266,17 @@ def cpu_twin(program):
     return replace(program, settings=replace(program.settings, device="cpu"))
 
 
-def _twin_versions(twin, entry, releases, *, timeout: float, log=None) -> dict:
+def _twin_versions(entry, releases, *, timeout: float, log=None) -> dict:
     """The "cpu" part of a CUDA entry's record: whether its CPU twin fails here as the finding did
     (this interpreter's torch), and if it does, its result under every release."""
-    from fuzz.program.short_repro import short_repro_source
+    from fuzz.findings.scripts import entry_scripts
 
-    src = short_repro_source(twin, entry.verdict, f"shapefuzz {entry.key}: the CPU twin of a CUDA finding")
+    # the entry's short repro on device "cpu": the very script a CUDA entry stores where its CPU form is its repro
+    scripts, info = entry_scripts(entry.program, entry.verdict, entry.signature, "cpu")
+    if "lines" not in info["short_repro"]:
+        return {"reproduces": False, "shown": f"no short form on CPU ({info['short_repro'].get('full_harness')})"[:300],
+                "checked": date.today().isoformat()}
+    src = scripts["repro.py"]
     result, shown, seconds = run_short(src, entry.verdict, sys.executable, timeout)
     if log:
         log(f"{entry.key}: CPU twin under this torch: {result} ({shown[:120]})")
