@@ -138,3 +138,17 @@ def test_inputs_compared_directly_need_no_rule():
     assert by_design.rounding_edges(p) == ([], {})
     p.settings = RunSettings(backend="fuzz.planted:drops_selected", dynamo={"capture_dynamic_output_shape_ops": True})
     assert runner.run_case(p, rerun=False).outcome is Outcome.SHAPE
+
+
+def test_a_short_repro_checks_a_program_with_thresholds_at_its_failing_call_only():
+    """The judge passes a call that differs only where rounding decides and judges on; the short repro's
+    loop must not fail at such a call either."""
+    from fuzz.judge.verdict import Verdict
+    from fuzz.program.short_repro import short_repro_source
+
+    shape = Verdict(outcome=Outcome.SHAPE, call=1, where="output 0 (v3)")
+    src = short_repro_source(_bf16(EQUAL, "drops_selected", in_graph=True), shape)
+    assert "    if call == 1:\n        torch.testing.assert_close(actual[0]" in src, src
+    plain = short_repro_source(program([("relu", ["x0"], {})], sizes={"s0": [3, 4]}),
+                               Verdict(outcome=Outcome.DIVERGENCE, call=1, where="output 0 (v0)"))
+    assert "if call ==" not in plain and "    torch.testing.assert_close" in plain
