@@ -8,9 +8,10 @@ value moved across it by far more than an ulp, and an element that masked_select
 fuzz.planted.PLANTED (a random campaign seldom draws a threshold on a value only rounding moves);
 tests/test_rounding.py uses them on programs built for them.
 
-Limits: the graph runs twice (float64, then as is, so that writes to inputs happen once and as eager's);
-graphs with inputs that require grad, or that float64 inputs make raise (a constant of a fixed dtype),
-run as they are; a view(dtype) of a floating value sees float64 bits.
+Limits: the graph runs twice (float64 on copies of the inputs, then as is, so that writes to inputs
+happen once and as eager's); graphs with inputs that require grad or share memory, or that float64
+inputs make raise (a constant of a fixed dtype), run as they are; a view(dtype) of a floating value sees
+float64 bits.
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ def _in_float64(run):
     """A backend's callable from `run(*args)` (the graph): computed in float64, rounded once per output."""
     def call(*args):
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
-        if any(t.requires_grad for t in tensors):
-            return run(*args)
+        memory = [_memory(t) for t in tensors if t.numel()]
+        if any(t.requires_grad for t in tensors) or len(set(memory)) < len(memory):
+            return run(*args)  # copies would not carry the gradient, nor a write through one alias to another
         state = torch.get_rng_state()
         try:
             wide = run(*[a.detach().double() if isinstance(a, torch.Tensor) and a.is_floating_point()
