@@ -46,6 +46,14 @@ def _rounded_once(ref, wide, inputs):
     return out.copy_(wide)
 
 
+def _copy(t):
+    """t's whole storage copied (floats as float64) and viewed as t views it: an as_strided of t reads the
+    same elements in the copy, and a write to the copy leaves t as it is."""
+    flat = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.detach().untyped_storage())
+    flat = flat.to(torch.float64 if t.is_floating_point() else t.dtype, copy=True)
+    return flat.as_strided(t.shape, t.stride(), t.storage_offset())
+
+
 def _in_float64(run):
     """A backend's callable from `run(*args)` (the graph): computed in float64, rounded once per output."""
     def call(*args):
@@ -55,8 +63,7 @@ def _in_float64(run):
             return run(*args)  # copies would not carry the gradient, nor a write through one alias to another
         state = torch.get_rng_state()
         try:
-            wide = run(*[a.detach().double() if isinstance(a, torch.Tensor) and a.is_floating_point()
-                         else a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+            wide = run(*[_copy(a) if isinstance(a, torch.Tensor) else a for a in args])
         except Exception:  # a graph that takes no float64 (a constant of its own dtype): as it is
             torch.set_rng_state(state)
             return run(*args)
