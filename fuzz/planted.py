@@ -2,13 +2,16 @@
 campaign catch real classes of compiler bugs. Use them as `--backend
 fuzz.planted:NAME`. Each wraps the FX graph and runs it eagerly, then breaks
 one thing under a stated condition; `passthrough` breaks nothing, `one_ulp`
-only rounds.
+only rounds, `float64_inside` is more precise than eager (fuzz/planted_thresholds.py,
+with two that are wrong at a threshold).
 """
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+
+from fuzz.planted_thresholds import drops_selected, float64_inside, moves_subtraction  # noqa: F401 - by name
 
 THRESHOLD = 8  # "a dynamic dim exceeds some size"
 STORAGE_MESSAGE = ("setStorage: sizes [2304], strides [1], storage offset 0, and itemsize 4 requiring a "

@@ -166,7 +166,8 @@ def test_a_wrong_output_beside_an_input_the_program_writes_stays_a_divergence():
     assert _verdict(program(RELU), r).outcome is Outcome.INPUT_MUTATION
 
 
-@pytest.mark.parametrize("backend", ["eager", "aot_eager", "fuzz.planted:passthrough", "fuzz.planted:one_ulp"])
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "fuzz.planted:passthrough", "fuzz.planted:one_ulp",
+                                     "fuzz.planted:float64_inside"])
 def test_correct_backends_pass_hand_made_cases(backend):
     for ops in (RELU, PAD, [("add_", ["x0", "x1"], {})]):
         from fuzz.program.ir import TensorInput

@@ -51,6 +51,8 @@ def summary_table(s: dict):
         t.add_row("cache hits", f"{s['cache_hits']} cases ({100 * s['cache_hits'] / s['cases']:.0f}%) reused "
                                 "a compiled executable")
     t.add_row("outcomes", _fmt_counts(s["outcomes"]))
+    if s.get("rejected_by_rule"):  # not findings: the maintainers' rules call them by design
+        t.add_row("rejected, by rule", _fmt_counts(s["rejected_by_rule"]))
     t.add_row("findings new", _fmt_counts(s["findings_new"]))
     t.add_row("findings known", _fmt_counts(s["findings_known"]))
     if s.get("known_by_rule"):

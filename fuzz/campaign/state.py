@@ -139,6 +139,7 @@ class CampaignState:
     findings_new: Counter = field(default_factory=Counter)  # by outcome
     findings_known: Counter = field(default_factory=Counter)
     known_by_rule: Counter = field(default_factory=Counter)  # rule name (URL) -> findings it matched
+    rejected_by_rule: Counter = field(default_factory=Counter)  # by-design rule -> cases it judged (rejected)
     finding_cases: set = field(default_factory=set)
     signatures: set = field(default_factory=set)
     new_signatures: set = field(default_factory=set)  # not known issues: each leads to a corpus entry
@@ -227,6 +228,8 @@ class CampaignState:
             self.seconds_total += _number(rec.get("seconds"))
             self.compile_seconds += _number(rec.get("compile_seconds"))
             self.cache_hits += bool(rec.get("cache_hit"))
+            if isinstance(rec.get("rule"), str):
+                self.rejected_by_rule[rec["rule"]] += 1
             if isinstance(rec.get("node"), str):
                 self.node_cases[rec["node"]] += 1
             self._count_lineage(rec)
@@ -341,6 +344,9 @@ class CampaignState:
             rec.update(origin)
         if known is not None:  # the known-issues rule the finding matched (Rule.name)
             rec["known"] = known
+        if verdict.get("rule") and isinstance(verdict["rule"], str):  # the by-design rule of a rejected case
+            rec["rule"] = verdict["rule"]
+            self.rejected_by_rule[rec["rule"]] += 1
         rec.update(programs or {})  # a finding's program files (record_programs)
         self._count_lineage(rec)
         if node is not None:  # --ray: the node that judged it
@@ -362,6 +368,7 @@ class CampaignState:
                 "compile_share": round(self.compile_seconds / self.seconds_total, 3) if self.seconds_total else None,
                 "outcomes": dict(self.outcomes), "findings_new": dict(self.findings_new),
                 "findings_known": dict(self.findings_known), "known_by_rule": dict(self.known_by_rule),
+                "rejected_by_rule": dict(self.rejected_by_rule),
                 "signatures": len(self.signatures),
                 "bugs": self.bugs(), "followups": dict(self.followups), "corpus_dir": self.corpus_dir,
                 "restarts": dict(self.restarts), "cache_hits": self.cache_hits,

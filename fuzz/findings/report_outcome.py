@@ -84,11 +84,30 @@ def _writers(p: Program) -> list[str]:
     return out
 
 
+# The judge's words for the value a mismatch through a threshold went wrong at (fuzz/judge/runner.py edge_note).
+_THROUGH = re.compile(r"(?:; )?it comes through (\w+), which (.+?) reads: compiled \1 is further from a float64 "
+                      r"run than eager's \(([^()]*)\)")
+
+
 def expected_actual(p: Program, v: Verdict, *, sizes: dict | None = None, dtype: str | None = None,
                     scrub=lambda s: s) -> tuple[str, str]:
     """(expected, actual): one sentence each, in Markdown, for finding v of program p. `sizes`: the failing
     call's sizes worth naming (those of symbolic dims); `dtype`: the compared value's dtype; `scrub`: what takes the
-    tool's own names out of a message."""
+    tool's own names out of a message. Where the judge named the value a threshold reads that compiled computes
+    further from float64 than eager (the difference comes through it), the actual sentence says so."""
+    m = _THROUGH.search(str(v.message or ""))
+    if m is None:
+        return _told(p, v, sizes, dtype, scrub)
+    from dataclasses import replace
+
+    expected, actual = _told(p, replace(v, message=_THROUGH.sub("", v.message)), sizes, dtype, scrub)
+    return expected, (f"{actual} It comes through {md.code(m.group(1), 40)}, which {md.text(m.group(2), 80)} "
+                      f"reads: compiled, that value is further from a float64 run than eager's "
+                      f"({md.text(m.group(3), 200)}).")
+
+
+def _told(p: Program, v: Verdict, sizes, dtype, scrub) -> tuple[str, str]:
+    """expected_actual, of the verdict alone."""
     n = v.numbers if isinstance(v.numbers, dict) else {}
     thing, at = _thing(v), _at(sizes or {})
     o = v.outcome

@@ -122,3 +122,48 @@ def index_table(p: Program) -> tuple[dict, Program | None]:
     q = Program.from_dict(p.to_dict())
     q.outputs = [src for _, src, _, _ in found.values()]
     return {i: (kind, dim, flag) for i, (kind, _, dim, flag) in found.items()}, q
+
+
+# ---- thresholds: where one ulp decides ----------------------------------------------------------
+
+ROUNDING_RULE = "rounding-decided"
+ROUNDING_WHY = ("the outputs differ only through a discontinuous op (a comparison, a rounding, a data-dependent "
+                "size) on computed floats that compiled computes no further from a float64 run than eager: one "
+                "ulp on the other side of a threshold is rounding, not a bug (the fuzzer rule of torch.compile's "
+                "bug template)")
+
+
+def rounding_edges(p: Program) -> tuple[list, dict]:
+    """(edges, {output index: indices into edges}): the computed floating values an op decides on
+    discontinuously (OpSpec.decides), in program order, and which of them each output is computed from.
+    Not a program input nor a view of one before any write (its bits are the same in every correct
+    compiler), nor a value of a storage some op writes (a write through another view would bypass its
+    replacement in the replay, loop.py). ([], {}) when there is none."""
+    from fuzz.program.dtypes import is_floating
+    from fuzz.program.opdb import OPS
+
+    env = typecheck(p)
+    written = {env[c.args[0]].root for c in p.ops if c.op in OPS and OPS[c.op].mutates}
+    edges = []
+    for c in p.ops:
+        for k in OPS[c.op].decides if c.op in OPS else ():
+            v = env[c.args[k]]
+            if is_floating(v.dtype) and not v.bits_fixed and v.root not in written and c.args[k] not in edges:
+                edges.append(c.args[k])
+    if not edges:
+        return [], {}
+    reads = {x.name: {x.name} for x in p.inputs}  # name -> the values it is computed from, itself included
+    for c in p.ops:
+        reads[c.out] = {c.out}.union(*(reads.get(a, set()) for a in c.args))
+    table = {i: [j for j, e in enumerate(edges) if e in reads.get(name, ())] for i, name in enumerate(p.outputs)}
+    return edges, {i: js for i, js in table.items() if js}
+
+
+def edges_program(p: Program, edges: list) -> Program:
+    """The program whose outputs are `edges`, in that order: p up to the op that computes the last of them
+    (what comes after, a data-dependent op say, would only cost a compile); what the judge compiles and runs
+    to read them."""
+    q = Program.from_dict(p.to_dict())
+    q.ops = q.ops[:1 + max(i for i, c in enumerate(q.ops) if c.out in edges)]
+    q.outputs = list(edges)
+    return q

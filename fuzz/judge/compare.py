@@ -10,7 +10,9 @@ Integers and bools must be equal. NaN/+inf/-inf positions must agree with
 eager, unless they agree with the float64 reference cast to the same dtype.
 An output of indices (argmax, argmin, sort's indices) passes when the values
 it picks from its source are those eager's indices pick (`indices_agree`):
-ties may pick any tied index.
+ties may pick any tied index. A value that a discontinuous op reads (a comparison, a rounding, a
+data-dependent size: one element decides) passes `value_agrees`: compare_tensor's rule, and the rule of
+the float64 reference element by element wherever it differs from eager's beyond the tolerance.
 """
 
 import torch
@@ -70,6 +72,27 @@ def compare_tensor(actual, expected, ref64):
         if err <= FP64_MULTIPLIER.get(a.dtype, 2.0) * eager_err + tol / 10:
             return None
     return "values", detail
+
+
+def value_agrees(actual, expected, ref64):
+    """None when `actual`, a value a discontinuous op reads, passes against eager's `expected`: by
+    compare_tensor, and at each element where it is not allclose to eager's, its error against `ref64` is at
+    most the multiplier times eager's there plus tol / 10 (an average would hide the one element that
+    decides). Else (kind, detail)."""
+    bad = compare_tensor(actual, expected, ref64)
+    if bad or not isinstance(actual, torch.Tensor) or not actual.is_floating_point():
+        return bad
+    if not isinstance(ref64, torch.Tensor) or ref64.shape != actual.shape:
+        return None  # compare_tensor judged it without a reference: allclose to eager
+    a, e, r = (t.detach().cpu().double() for t in (actual, expected, ref64))
+    tol = TOLERANCES.get(actual.dtype, 1e-4)
+    far = torch.isfinite(a) & torch.isfinite(e) & torch.isfinite(r) & ~torch.isclose(a, e, rtol=tol, atol=tol)
+    worse = far & ((a - r).abs() > FP64_MULTIPLIER.get(actual.dtype, 2.0) * (e - r).abs() + tol / 10)
+    if not worse.any():
+        return None
+    k = int(((a - r).abs() * worse).argmax())  # the worst element compiled computes further off than eager
+    return "values", {"elements": int(worse.sum()), "numel": a.numel(), "compiled": a.flatten()[k].item(),
+                      "eager": e.flatten()[k].item(), "fp64": r.flatten()[k].item()}
 
 
 def compare_outputs(actual, expected, ref64):

@@ -17,7 +17,7 @@ import time
 
 from fuzz.judge import by_design, expected, loop
 from fuzz.judge.backends import compile_program
-from fuzz.judge.compare import compare_outputs, indices_agree
+from fuzz.judge.compare import compare_outputs, indices_agree, value_agrees
 from fuzz.judge.poison import judge_twice
 from fuzz.judge.verdict import COMPARE_OUTCOME, Outcome, Stage, Verdict, error_verdict, exception_chain
 from fuzz.program.interp import load
@@ -70,17 +70,28 @@ def _run_once(p: Program, check_strides: bool, check_recompiles: bool) -> Verdic
     known = {k: v for k, v in p.settings.dynamo.items() if hasattr(torch._dynamo.config, k)}
     with torch._dynamo.config.patch(**known):  # as the repro sets them before compiling
         compiled = compile_program(prog.program, p.settings)
+        rounding = _rounding(p, prog)
         start = time.perf_counter()
         r = loop.run_schedule(compiled, prog.program, prog.make_inputs, prog.mark_inputs, p.calls, compare_outputs,
                               p.settings.device, check_strides, prog.dynamic_dims if check_recompiles else (),
                               backward=prog.backward, max_graphs=loop.MAX_GRAPHS,
                               stride_exempt=by_design.stride_exempt(p), index_outputs=table,
-                              index_sources=index_sources, indices_agree=indices_agree)
+                              index_sources=index_sources, indices_agree=indices_agree, rounding=rounding)
     v = _verdict(p, r)
-    v.recompiles = counters["stats"]["unique_graphs"] - graphs_before
+    v.recompiles = counters["stats"]["unique_graphs"] - graphs_before - r.get("edge_graphs", 0)
     v.seconds = time.perf_counter() - start
     v.compile_seconds = r["compile_seconds"]
     return v
+
+
+def _rounding(p: Program, prog) -> dict | None:
+    """run_schedule's `rounding` for p (loop._rounding_decided), or None where no computed float is read by a
+    discontinuous op."""
+    edges, outputs = by_design.rounding_edges(p)
+    if not edges:
+        return None
+    return dict(edges=edges, outputs=outputs, values=prog.edge_values, replay=prog.replayed, agree=value_agrees,
+                compiled=compile_program(prog.edge_values, p.settings))
 
 
 def _verdict(p: Program, r: dict) -> Verdict:
@@ -89,7 +100,7 @@ def _verdict(p: Program, r: dict) -> Verdict:
     expected compiler refusals as REJECTED."""
     status = r["status"]
     if status == loop.AGREE:
-        return Verdict(outcome=Outcome.OK)
+        return _rounded(p, r["rounded"]) if r.get("rounded") else Verdict(outcome=Outcome.OK)
     at = dict(call=r["call"], sizes=p.sizes_at(r["call"]))
     if r.get("stage") == "backward":
         at["where"] = "backward"
@@ -134,8 +145,8 @@ def _verdict(p: Program, r: dict) -> Verdict:
         numbers = _numbers(detail)
         if _aliases_a_bad_input(r, i):  # the output is a mutated input's storage: the same mismatch, seen twice
             numbers["input_alias"] = 1
-        return Verdict(outcome=COMPARE_OUTCOME[kind], stage=Stage.COMPARE, where=where,
-                       message=f"{kind} mismatch: {detail}" if kind != "values" else "",
+        message = "; ".join(([f"{kind} mismatch: {detail}"] if kind != "values" else []) + _edge_note(p, r))
+        return Verdict(outcome=COMPARE_OUTCOME[kind], stage=Stage.COMPARE, where=where, message=message,
                        numbers=numbers, **at)
     i, kind, detail = (stray or r["bad_inputs"])[0]
     numbers = _numbers(detail)
@@ -143,6 +154,37 @@ def _verdict(p: Program, r: dict) -> Verdict:
         numbers["outputs_too"] = len(r["bad_outputs"])
     return Verdict(outcome=Outcome.INPUT_MUTATION, stage=Stage.COMPARE, where=f"input {p.inputs[i].name}",
                    message=f"{kind} mismatch after the call", numbers=numbers, **at)
+
+
+def _rounded(p: Program, rounded: dict) -> Verdict:
+    """The by-design verdict of a case whose outputs differed, at some call, only where rounding decided."""
+    names = [p.outputs[i] for i in rounded["outputs"] if 0 <= i < len(p.outputs)]
+    return Verdict(outcome=Outcome.REJECTED, stage=Stage.COMPARE, call=rounded["call"],
+                   sizes=p.sizes_at(rounded["call"]), where=", ".join(f"output {i} ({n})" for i, n in
+                                                                      zip(rounded["outputs"], names)),
+                   message=f"differs from eager's only through {', '.join(rounded['values'])}, which compiled "
+                           "computes no further from a float64 run than eager, at a threshold: rounding decides",
+                   rule=by_design.ROUNDING_RULE)
+
+
+def edge_note(name: str, op: str, kind: str, detail: dict) -> str:
+    """The words that name the value where a mismatch through a threshold went wrong (report_outcome.py
+    reads them back: keep the two in step)."""
+    numbers = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in detail.items())
+    return f"it comes through {name}, which {op} reads: compiled {name} is further from a float64 run than " \
+           f"eager's ({kind}: {numbers})"
+
+
+def _edge_note(p: Program, r: dict) -> list:
+    """[edge_note of the mismatch's edge], or []."""
+    if not r.get("edge"):
+        return []
+    from fuzz.program.opdb import OPS
+
+    name, kind, detail = r["edge"]
+    reader = next((OPS[c.op].label(c.params) for c in p.ops if c.op in OPS and name in
+                   [c.args[k] for k in OPS[c.op].decides]), "an op")
+    return [edge_note(name, reader, kind, detail)]
 
 
 def _stray_writes(p: Program, bad_inputs: list) -> list:

@@ -75,7 +75,7 @@ class CompiledKind(ProgramKind):
     def describe_run(self, p, v) -> str:
         text = (f"  backend={p.settings.backend} device={p.settings.device} calls={p.calls} "
                 f"recompiles={v.recompiles} seconds={v.seconds:.2f}")
-        return text + (f"\n  expected error ({v.rule}); not a bug" if v.rule else "")
+        return text + (f"\n  by design ({v.rule}); not a bug" if v.rule else "")
 
     def prepare_worker(self) -> None:
         from fuzz.judge.runner import prepare_process

@@ -16,7 +16,7 @@ import json
 from fuzz.judge import compare as _compare
 from fuzz.judge import loop as _loop
 from fuzz.judge.backends import ModeOptions, backend, compile_kwargs
-from fuzz.judge.by_design import index_table, stride_exempt
+from fuzz.judge.by_design import edges_program, index_table, rounding_edges, stride_exempt
 from fuzz.program.dtypes import FLOATING
 from fuzz.program.ir import Program
 from fuzz.program.layouts import alias_lines, input_expr
@@ -59,10 +59,15 @@ def mark_lines(p: Program) -> list[str]:
     return lines
 
 
-def program_lines(p: Program) -> list[str]:
+def program_lines(p: Program, name: str = "program", given: dict | None = None) -> list[str]:
+    """The program as a function `name`; `given`: {value: expression} for values taken from an argument
+    `edges` in place of the ops that compute them."""
     env = typecheck(p)
-    lines = [f"def program({', '.join(x.name for x in p.inputs)}):"]
+    lines = [f"def {name}({', '.join([x.name for x in p.inputs] + (['edges'] if given else []))}):"]
     for call in p.ops:
+        if given and call.out in given:
+            lines.append(f"    {call.out} = {given[call.out]}")
+            continue
         spec = OPS[call.op]
         r = spec.render(call.args, call.params, [env[a] for a in call.args])
         if isinstance(r, tuple):
@@ -129,13 +134,28 @@ def module_source(p: Program) -> str:
     return "\n".join(out) + "\n"
 
 
-def compile_call(p: Program) -> tuple[list[str], str]:
-    """(import lines, the torch.compile(...) expression) for p's settings."""
+def compile_call(p: Program, fn: str = "program") -> tuple[list[str], str]:
+    """(import lines, the torch.compile(...) expression of function `fn`) for p's settings."""
     s = p.settings
     imports, backend_expr = backend(s.backend).repro_backend()
     kw = [f"backend={backend_expr}"] + [f"{k}={v.source() if isinstance(v, ModeOptions) else repr(v)}"
                                    for k, v in compile_kwargs(s).items()]
-    return imports, f"torch.compile(program, {', '.join(kw)})"
+    return imports, f"torch.compile({fn}, {', '.join(kw)})"
+
+
+def rounding_lines(p: Program) -> list[str]:
+    """What fuzz/judge/by_design.py's rounding_edges says of p, as definitions: EDGES and EDGE_OUTPUTS, the
+    function that computes the edges (`edge_values`), and the program taking them as given (`replayed`).
+    Empty when p has no edge."""
+    edges, outputs = rounding_edges(p)
+    if not edges:
+        return []
+    return ["", "# Computed floats a discontinuous op reads (a comparison, a rounding, a data-dependent size), and",
+            "# the outputs computed from them: outputs that differ only through them, where compiled is no",
+            "# further from a float64 run than eager, differ by rounding.",
+            f"EDGES = {edges!r}", f"EDGE_OUTPUTS = {outputs!r}", "", "",
+            *program_lines(edges_program(p, edges), name="edge_values"), "", "",
+            *program_lines(p, name="replayed", given={e: f"edges[{j}]" for j, e in enumerate(edges)})]
 
 
 _MAIN = '''
@@ -152,7 +172,7 @@ def main():
     for key, value in DYNAMO_CONFIG.items():  # the case's Dynamo settings (where this torch has them)
         if hasattr(torch._dynamo.config, key):
             setattr(torch._dynamo.config, key, value)
-    compiled = {compile_expr}
+    compiled = {compile_expr}{rounding}
     result = run_schedule(compiled, program, make_inputs, mark_inputs, len(SIZES), compare_outputs, DEVICE,
                           dynamic_dims=DYNAMIC_DIMS, backward=BACKWARD, max_graphs=MAX_GRAPHS{by_design})
     lines, failed = describe(result, SIZES)
@@ -186,11 +206,12 @@ def loop_source() -> str:
     return "# The judging loop over the size schedule.\n" + _embedded(_loop)
 
 
-def by_design_parts(p: Program) -> tuple[str, str]:
+def by_design_parts(p: Program) -> tuple[str, str, str]:
     """(lines defining what fuzz/judge/by_design.py says of p, the run_schedule
-    arguments passing them): outputs whose strides are not judged, outputs of
-    indices and the function that computes what they index. Empty for most
-    programs."""
+    arguments passing them, main()'s lines before the call): outputs whose
+    strides are not judged, outputs of indices and the function that computes
+    what they index, the values a discontinuous op reads (rounding_lines) and
+    their compiled function. Empty for most programs."""
     exempt = stride_exempt(p)
     table, sources = index_table(p)
     lines, args = [], ""
@@ -203,16 +224,22 @@ def by_design_parts(p: Program) -> tuple[str, str]:
                  head.replace("def program(", "def indexed("), *body[:-1],
                  f"    return dict(zip(INDEX_OUTPUTS, {body[-1].strip()[len('return '):]}))"]
         args += ", index_outputs=INDEX_OUTPUTS, index_sources=indexed, indices_agree=indices_agree"
-    return "\n".join(lines), args
+    rounding, before = rounding_lines(p), ""
+    if rounding:
+        lines += rounding
+        args += ", rounding=rounding"
+        before = ("\n    rounding = dict(edges=EDGES, outputs=EDGE_OUTPUTS, values=edge_values, replay=replayed,"
+                  f"\n                    agree=value_agrees, compiled={compile_call(p, 'edge_values')[1]})")
+    return "\n".join(lines), args, before
 
 
 def repro_source(p: Program, title: str = "") -> str:
     imports, compile_expr = compile_call(p)
-    extra_lines, by_design = by_design_parts(p)
+    extra_lines, by_design, rounding = by_design_parts(p)
     head = [f'"""{doc_text(title or "shapefuzz repro")}', "",
             "Runs the program eagerly (and in float64 as a reference) and compiled over the",
             "size schedule; exits 1 when compiled and eager disagree, 0 when they agree,",
             "77 when this machine lacks its device.", '"""',
             "import re", "import sys", "import time"] + imports
     return ("\n".join(head) + "\n" + module_source(p) + extra_lines + "\n\n" + compare_source() + "\n\n"
-            + loop_source() + _MAIN.format(compile_expr=compile_expr, by_design=by_design))
+            + loop_source() + _MAIN.format(compile_expr=compile_expr, by_design=by_design, rounding=rounding))

@@ -58,6 +58,11 @@ class OpSpec:
     # (typecheck refuses a backward program whose params this changes); None: all of them.
     grad_params: Callable[[dict], dict] | None = None
     devices: tuple = ()  # the device types whose eager kernels take it ("cpu": integer mm); () every one
+    # The operands (by index) whose values the result follows discontinuously: compared with a threshold,
+    # rounded to an integer, tested for zero, cast, or deciding a data-dependent size. One ulp of rounding in
+    # such a computed float may change the result, so the judge reads those values by the float64 rule
+    # (fuzz/judge/by_design.py rounding_edges).
+    decides: tuple = ()
     doc: str = ""
 
     def __post_init__(self):
@@ -73,6 +78,8 @@ class OpSpec:
             raise ValueError(f"op {self.name!r}: `mutates` must be set exactly for the inplace family")
         if not self.name.isidentifier():
             raise ValueError(f"op {self.name!r}: name must be an identifier")
+        if any(not isinstance(k, int) or not 0 <= k < self.arity for k in self.decides):
+            raise ValueError(f"op {self.name!r}: `decides` names operands by index, each below its arity {self.arity}")
 
     def runs_on(self, device_type: str) -> bool:
         return not self.devices or device_type in self.devices

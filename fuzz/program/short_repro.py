@@ -30,6 +30,7 @@ import re
 
 from fuzz.devices import is_cuda
 from fuzz.judge.backends import backend, compile_kwargs, ModeOptions
+from fuzz.judge.by_design import rounding_edges
 from fuzz.judge.verdict import Outcome, Verdict
 from fuzz.program.codegen import mark_lines, program_lines
 from fuzz.program.ir import Program
@@ -247,7 +248,12 @@ def short_repro_source(p: Program, v: Verdict, title: str = "", device: str | No
     elif fail == 0:
         run += _call_lines(p, v, 0, device)
     else:  # every call of the schedule up to the failing one: the compiled function has seen those sizes
-        run += [_loop_head(p, fail + 1)] + [f"    {ln}" for ln in _call_lines(p, v, None, device)]
+        each = _call_lines(p, v, None, device)
+        if rounding_edges(p)[0] and v.outcome not in _RAISES:
+            # an earlier call may differ only where rounding decides at a threshold, which the judge passes
+            cut = len(each) - len(_check_lines(p, v))
+            each = each[:cut] + [f"if call == {fail}:"] + [f"    {ln}" for ln in each[cut:]]
+        run += [_loop_head(p, fail + 1)] + [f"    {ln}" for ln in each]
     if is_cuda(device) and v.outcome in _RAISES:
         run.append("torch.cuda.synchronize()  # a kernel's asynchronous error surfaces here")
     return "\n".join(head + body + run) + "\n"

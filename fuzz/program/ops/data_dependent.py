@@ -44,10 +44,11 @@ def _nonzero_mask(x: str, dt: str) -> str:
     return x if dt == "bool" else f"({x} > 0)"
 
 
-def _op(name, accepts, params, check, infer, render, api, doc, grad=True):
+def _op(name, accepts, params, check, infer, render, api, doc, grad=True, decides=()):
     return OPS.add(OpSpec(name=name, family="data", arity=1, accepts=accepts, params=lambda args: params(args[0]),
                           check=lambda args, p: check(args[0], p), infer=lambda args, p, out: infer(args[0], p, out),
-                          render=lambda n, p, i: render(n[0], p, i[0]), api=api, doc=doc, grad=grad))
+                          render=lambda n, p, i: render(n[0], p, i[0]), api=api, doc=doc, grad=grad,
+                          decides=decides))
 
 
 def _none(a, p):
@@ -56,21 +57,22 @@ def _none(a, p):
 
 _op("nonzero", lambda a: a.rank <= 4, lambda a: st.just({}), _none,
     lambda a, p, out: _fresh(a, out, shape=(unknown(out, a.calls), Dim.literal(a.rank, a.calls)), dtype="int64"),
-    lambda x, p, a: f"torch.nonzero({x})", "torch.nonzero", "indices of the non-zero elements (of a 0-d value too)")
+    lambda x, p, a: f"torch.nonzero({x})", "torch.nonzero", "indices of the non-zero elements (of a 0-d value too)",
+    decides=(0,))
 _op("masked_select", lambda a: a.rank >= 1, lambda a: st.just({}), _none,
     lambda a, p, out: _fresh(a, out, shape=(unknown(out, a.calls),)),
     lambda x, p, a: f"torch.masked_select({x}, {_nonzero_mask(x, a.dtype)})", "torch.masked_select",
-    "the positive elements, by masked_select")
+    "the positive elements, by masked_select", decides=(0,))
 _op("mask_index", lambda a: a.rank >= 1, lambda a: st.just({}), _none,
     lambda a, p, out: _fresh(a, out, shape=(unknown(out, a.calls),)),
     lambda x, p, a: f"{x}[{_nonzero_mask(x, a.dtype)}]", "Tensor.__getitem__(bool mask)",
-    "the positive elements, by boolean-mask indexing")
+    "the positive elements, by boolean-mask indexing", decides=(0,))
 _op("unique", lambda a: a.rank >= 1,
     lambda a: st.sampled_from(["values", "counts"]).map(lambda t: {"take": t}),
     lambda a, p: None if p.get("take") in ("values", "counts") else "unique: take values or counts",
     lambda a, p, out: _fresh(a, out, shape=(unknown(out, a.calls),), dtype=a.dtype if p["take"] == "values" else "int64"),
     lambda x, p, a: f"torch.unique({x}, sorted=True, return_counts=True)[{0 if p['take'] == 'values' else 1}]",
-    "torch.unique", "sorted unique values, or their counts", grad=False)
+    "torch.unique", "sorted unique values, or their counts", grad=False, decides=(0,))
 _op("bincount", lambda a: a.dtype in D.INTEGRAL or a.dtype == "bool", lambda a: st.sampled_from([8, 3]).map(
     lambda m: {"mod": m}),
     lambda a, p: None if (a.dtype in D.INTEGRAL or a.dtype == "bool") and p.get("mod", 0) >= 1 else "bincount of ints",

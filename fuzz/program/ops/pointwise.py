@@ -12,8 +12,8 @@ from fuzz.program.symbolic import broadcast_shape, broadcastable, broadcasts_to
 
 # ---- pointwise: unary --------------------------------------------------------
 
-def unary(name, expr, dtypes=_ANY, result=lambda dt: dt, params=None, check=None, doc="", api=None):
-    """A pointwise op of one tensor; `expr` formats {a} and the params."""
+def unary(name, expr, dtypes=_ANY, result=lambda dt: dt, params=None, check=None, doc="", api=None, decides=()):
+    """A pointwise op of one tensor; `expr` formats {a} and the params. `decides`: OpSpec.decides."""
     return OPS.add(OpSpec(
         name=name, family="pointwise", arity=1,
         accepts=lambda a: a.dtype in dtypes,
@@ -22,7 +22,7 @@ def unary(name, expr, dtypes=_ANY, result=lambda dt: dt, params=None, check=None
         or (check(args[0], p) if check else None),
         infer=lambda args, p, out: _fresh(args[0], out, dtype=result(args[0].dtype)),
         render=lambda names, p, infos: expr.format(a=names[0], **{k: py_literal(v) for k, v in p.items()}),
-        api=api_of(expr) if api is None else api, dtypes=frozenset(dtypes), doc=doc or expr,
+        api=api_of(expr) if api is None else api, dtypes=frozenset(dtypes), doc=doc or expr, decides=decides,
     ))
 
 
@@ -40,17 +40,17 @@ unary("neg", "torch.neg({a})", _NUMERIC)
 unary("sqrt_abs", "torch.sqrt({a}.abs())", _NUMERIC, _flt, doc="sqrt on its safe domain")
 unary("sin", "torch.sin({a})", _ANY, _flt)
 unary("cos", "torch.cos({a})", _ANY, _flt)
-unary("floor", "torch.floor({a})", _NUMERIC)
-unary("ceil", "torch.ceil({a})", _NUMERIC)
-unary("trunc", "torch.trunc({a})", _NUMERIC)
-unary("round", "torch.round({a})", _NUMERIC)
-unary("frac", "torch.frac({a})", _FLOAT)
+unary("floor", "torch.floor({a})", _NUMERIC, decides=(0,))
+unary("ceil", "torch.ceil({a})", _NUMERIC, decides=(0,))
+unary("trunc", "torch.trunc({a})", _NUMERIC, decides=(0,))
+unary("round", "torch.round({a})", _NUMERIC, decides=(0,))
+unary("frac", "torch.frac({a})", _FLOAT, decides=(0,))
 unary("erf", "torch.erf({a})", _ANY, _flt)
 unary("expm1", "torch.expm1({a})", _ANY, _flt)
 unary("atan", "torch.atan({a})", _ANY, _flt)
 unary("reciprocal", "torch.reciprocal({a})", _ANY, _flt)
 unary("rsqrt_abs", "torch.rsqrt({a}.abs())", _NUMERIC, _flt, doc="rsqrt on its safe domain")
-unary("sign", "torch.sign({a})", _ANY)
+unary("sign", "torch.sign({a})", _ANY, decides=(0,))
 unary("square", "torch.square({a})", _NUMERIC)
 unary("gelu", "F.gelu({a})", _FLOAT)
 unary("silu", "F.silu({a})", _FLOAT)
@@ -59,23 +59,23 @@ unary("elu", "F.elu({a})", _FLOAT)
 unary("hardsigmoid", "F.hardsigmoid({a})", _FLOAT)
 unary("leaky_relu", "F.leaky_relu({a}, 0.1)", _FLOAT)
 unary("nan_to_num", "torch.nan_to_num({a})", _ANY)
-unary("logical_not", "torch.logical_not({a})", _ANY, _to_bool)
+unary("logical_not", "torch.logical_not({a})", _ANY, _to_bool, decides=(0,))
 unary("bitwise_not", "torch.bitwise_not({a})", _INTLIKE)
 unary("isnan", "torch.isnan({a})", _ANY, _to_bool)
-unary("signbit", "torch.signbit({a})", _NUMERIC, _to_bool)
+unary("signbit", "torch.signbit({a})", _NUMERIC, _to_bool, decides=(0,))
 
 unary("clamp", "torch.clamp({a}, min={min}, max={max})", _NUMERIC, params=_clamp_params, check=_clamp_check,
       doc="torch.clamp with constant bounds")
 
 
-def scalar_binary(name, expr, dtypes=_NUMERIC, result=None, doc=""):
+def scalar_binary(name, expr, dtypes=_NUMERIC, result=None, doc="", decides=()):
     """tensor <op> python scalar; the scalar's kind follows the tensor's."""
     return unary(
         name, expr, dtypes,
         result=lambda dt: result(dt) if result else dt,
         params=lambda a: _scalar_for(a.dtype).map(lambda s: {"s": s}),
         check=lambda a, p: None if isinstance(p.get("s"), (int, float)) else "scalar param s must be a number",
-        doc=doc or expr,
+        doc=doc or expr, decides=decides,
     )
 
 
@@ -84,7 +84,7 @@ scalar_binary("mul_scalar", "({a} * {s})")
 scalar_binary("sub_scalar", "({a} - {s})")
 scalar_binary("div_scalar", "({a} / {s})", result=_flt)
 scalar_binary("pow_scalar", "torch.pow({a}, 2)", _FLOAT)
-scalar_binary("where_scalar", "torch.where({a} > 0, {a}, {s})")
+scalar_binary("where_scalar", "torch.where({a} > 0, {a}, {s})", decides=(0,))
 scalar_binary("maximum_scalar", "torch.clamp_min({a}, {s})")
 
 
@@ -112,6 +112,7 @@ OPS.add(OpSpec(
     check=lambda args, p: _cast_check(args[0], p),
     infer=lambda args, p, out: _fresh(args[0], out, dtype=p["to"]),
     render=lambda n, p, i: f"{n[0]}.to(torch.{p['to']})", api="Tensor.to",
+    decides=(0,),  # to bool: a test for zero; to a narrower float: a rounding
     doc="explicit dtype cast",
 ))
 
@@ -129,7 +130,7 @@ def _ranked(a, b) -> tuple:
 
 
 def binary(name, expr, dtypes=_ANY, result=D.promote, pair_ok=None, doc="", render=None, api="", promotes=True,
-           grad=True):
+           grad=True, decides=()):
     """A pointwise op of two broadcastable tensors; `render(names, infos)` overrides the
     expression where the text depends on the dtypes. `promotes`: its result's dtype comes from both
     operands, by eager's promotion (a 0-d operand counts less), not from the first alone."""
@@ -158,7 +159,7 @@ def binary(name, expr, dtypes=_ANY, result=D.promote, pair_ok=None, doc="", rend
         api=api or api_of(expr), dtypes=frozenset(dtypes),
         # broadcasting two different tensors relates their sizes: a guard.
         guards=lambda args, p: _all_syms(*args), operand=broadcast_operand,
-        doc=doc or expr.format(a="a", b="b"), grad=grad,
+        doc=doc or expr.format(a="a", b="b"), grad=grad, decides=decides,
     ))
 
 
@@ -169,10 +170,10 @@ binary("div", "({a} / {b})", result=lambda x, y: D.floating_result(D.promote(x, 
 binary("maximum", "torch.maximum({a}, {b})")
 binary("minimum", "torch.minimum({a}, {b})")
 binary("atan2", "torch.atan2({a}, {b})", result=lambda x, y: D.floating_result(D.promote(x, y)))
-binary("eq", "({a} == {b})", result=lambda x, y: "bool")
-binary("lt", "({a} < {b})", result=lambda x, y: "bool")
-binary("logical_and", "torch.logical_and({a}, {b})", result=lambda x, y: "bool")
-binary("where", "torch.where({a} > 0, {a}, {b})", doc="where(a > 0, a, b)")
+binary("eq", "({a} == {b})", result=lambda x, y: "bool", decides=(0, 1))
+binary("lt", "({a} < {b})", result=lambda x, y: "bool", decides=(0, 1))
+binary("logical_and", "torch.logical_and({a}, {b})", result=lambda x, y: "bool", decides=(0, 1))
+binary("where", "torch.where({a} > 0, {a}, {b})", doc="where(a > 0, a, b)", decides=(0,))
 binary("bitwise_xor", "({a} ^ {b})", _INTLIKE)
 
 
@@ -199,7 +200,7 @@ def divlike(name, fn, extra="", grad=True):
     def render(n, infos):
         return f"{fn}({n[0]}, {_safe(n[1], D.promote(infos[0].dtype, infos[1].dtype))}{extra})"
     return binary(name, fn + "({a}, {b}" + extra + ")", _ANY, result=lambda x, y: D.promote(x, _divisor(y)),
-                  render=render, api=fn, grad=grad)
+                  render=render, api=fn, grad=grad, decides=(0, 1))
 
 
 divlike("floor_divide", "torch.floor_divide", grad=False)  # "derivative for aten::floor_divide is not implemented"
@@ -209,10 +210,10 @@ divlike("div_trunc", "torch.div", ", rounding_mode='trunc'")
 divlike("div_floor", "torch.div", ", rounding_mode='floor'")
 _float_result = lambda x, y: D.floating_result(D.promote(x, y))  # noqa: E731
 # bool operands promote in these as eager promotes them (issue 27: "ldexp and friends")
-binary("copysign", "torch.copysign({a}, {b})", _ANY, result=_float_result, api="torch.copysign")
+binary("copysign", "torch.copysign({a}, {b})", _ANY, result=_float_result, api="torch.copysign", decides=(1,))
 binary("ldexp", "torch.ldexp({a}, {b})", _ANY, result=_float_result,
        render=lambda n, i: f"torch.ldexp({n[0]}, {n[1]}.to(torch.int32).clamp(-8, 8))" if not D.is_floating(i[1].dtype)
-       else f"torch.ldexp({n[0]}, {n[1]}.round().clamp(-8, 8))", api="torch.ldexp",
+       else f"torch.ldexp({n[0]}, {n[1]}.round().clamp(-8, 8))", api="torch.ldexp", decides=(1,),
        doc="ldexp with exponents kept in [-8, 8] (2**large overflows to inf either way)")
 binary("pow_tensor", "torch.pow({a}, {b})", _FLOAT, api="torch.pow",
        render=lambda n, i: f"torch.pow({n[0]}.abs(), {n[1]})", doc="|a| ** b with a tensor exponent")
@@ -222,12 +223,12 @@ binary("lshift", "({a} << {b})", _SHIFTABLE, render=lambda n, i: f"({n[0]} << ({
 binary("rshift", "({a} >> {b})", _SHIFTABLE, render=lambda n, i: f"({n[0]} >> ({n[1]} & 3))",
        api="torch.bitwise_right_shift", doc="a >> (b & 3)")
 binary("masked_fill", "{a}.masked_fill({b} > 0, 2)", result=lambda x, y: x,
-       pair_ok=None, api="Tensor.masked_fill", promotes=False,
+       pair_ok=None, api="Tensor.masked_fill", promotes=False, decides=(1,),
        render=lambda n, i: f"{n[0]}.masked_fill({n[1]} > 0, {'2.5' if D.is_floating(i[0].dtype) else '2'})",
        doc="a.masked_fill(b > 0, v) with a broadcast mask")
 
 
-def _ternary(name, render, api, doc, dtypes=_NUMERIC):
+def _ternary(name, render, api, doc, dtypes=_NUMERIC, decides=()):
     """A pointwise op of three broadcastable tensors of one dtype: the result has a's."""
     def fits2(a, b):
         return b.dtype == a.dtype and broadcasts_to(b.shape, a.shape)
@@ -241,10 +242,10 @@ def _ternary(name, render, api, doc, dtypes=_NUMERIC):
         check=lambda args, p: None if args[0].dtype in dtypes and fits2(*args[:2]) and fits3(*args)
         else f"{name}: operands must share a's dtype and broadcast to its shape",
         infer=lambda args, p, out: _fresh(args[0], out), render=lambda n, p, i: render(*n),
-        guards=lambda args, p: _all_syms(*args), operand=broadcast_operand, api=api, doc=doc))
+        guards=lambda args, p: _all_syms(*args), operand=broadcast_operand, api=api, doc=doc, decides=decides))
 
 
 _ternary("clamp_tensor", lambda a, b, c: f"torch.clamp({a}, min={b}, max={c})", "torch.clamp",
          "clamp with tensor bounds (b may exceed c: max wins, as documented)")
 _ternary("where_cond", lambda a, b, c: f"torch.where({c} > 0, {a}, {b})", "torch.where",
-         "where with a condition from a third tensor", dtypes=_ANY - {"bool"})
+         "where with a condition from a third tensor", dtypes=_ANY - {"bool"}, decides=(2,))

@@ -12,8 +12,10 @@ from fuzz.program.symbolic import Dim, norm_dim
 
 # ---- reductions ----------------------------------------------------------------
 
-def reduction(name, fn, dtypes, result, multi_dim=True, nonempty=False, allow_all=True, extra=None, api=""):
-    """`extra`: (strategy of more params, render of them as keyword text) for var/std's correction."""
+def reduction(name, fn, dtypes, result, multi_dim=True, nonempty=False, allow_all=True, extra=None, api="",
+              decides=()):
+    """`extra`: (strategy of more params, render of them as keyword text) for var/std's correction;
+    `decides`: OpSpec.decides."""
     def dims_of(a, p):
         d = p.get("dim")
         if d is None:
@@ -77,6 +79,7 @@ def reduction(name, fn, dtypes, result, multi_dim=True, nonempty=False, allow_al
         params=params,
         check=check, infer=infer, render=render,
         api=api or fn, dtypes=frozenset(dtypes), doc=f"{fn} over one dim, several or all; keepdim both ways",
+        decides=decides,
     ))
 
 
@@ -92,10 +95,10 @@ _any_all = lambda dt: "uint8" if dt == "uint8" else "bool"  # noqa: E731 - eager
 _to_long = lambda dt: "int64"  # noqa: E731
 _CORRECTION = ({"correction": st.sampled_from([1, 0])}, lambda p: f", correction={p['correction']}")
 
-reduction("any", "torch.any", _ANY, _any_all)
-reduction("all", "torch.all", _ANY, _any_all)
-reduction("argmax", "torch.argmax", _ANY - {"bool"}, _to_long, multi_dim=False, nonempty=True)
-reduction("argmin", "torch.argmin", _ANY - {"bool"}, _to_long, multi_dim=False, nonempty=True)
+reduction("any", "torch.any", _ANY, _any_all, decides=(0,))
+reduction("all", "torch.all", _ANY, _any_all, decides=(0,))
+reduction("argmax", "torch.argmax", _ANY - {"bool"}, _to_long, multi_dim=False, nonempty=True, decides=(0,))
+reduction("argmin", "torch.argmin", _ANY - {"bool"}, _to_long, multi_dim=False, nonempty=True, decides=(0,))
 reduction("var", "torch.var", _FLOAT, lambda dt: dt, extra=_CORRECTION)
 reduction("std", "torch.std", _FLOAT, lambda dt: dt, extra=_CORRECTION)
 reduction("logsumexp", "torch.logsumexp", _FLOAT, lambda dt: dt, allow_all=False)
@@ -114,4 +117,4 @@ OPS.add(OpSpec(
         d for i, d in enumerate(args[0].shape) if i != norm_dim(p["dim"], args[0].rank))),
     render=lambda n, p, i: f"torch.count_nonzero({n[0]})" if p["dim"] is None
     else f"torch.count_nonzero({n[0]}, dim={p['dim']})",
-    api="torch.count_nonzero", doc="count_nonzero over all or one dim"))
+    api="torch.count_nonzero", doc="count_nonzero over all or one dim", decides=(0,)))

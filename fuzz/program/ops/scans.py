@@ -14,7 +14,7 @@ from fuzz.program.symbolic import Dim
 _ORDERED = _ANY - {"bool"}
 
 
-def _along(name, dtypes, result, params, check, shape, render, api, doc, accepts=None):
+def _along(name, dtypes, result, params, check, shape, render, api, doc, accepts=None, decides=()):
     return OPS.add(OpSpec(
         name=name, family="scan", arity=1,
         accepts=accepts or (lambda a: a.dtype in dtypes and a.rank >= 1),
@@ -22,7 +22,7 @@ def _along(name, dtypes, result, params, check, shape, render, api, doc, accepts
         check=lambda args, p: (None if args[0].dtype in dtypes and _dim_in(args[0], p.get("dim"))
                                else f"{name}: bad dtype or dim") or check(args[0], p),
         infer=lambda args, p, out: _fresh(args[0], out, shape=shape(args[0], p), dtype=result(args[0].dtype, p)),
-        render=lambda n, p, i: render(n[0], p), api=api, doc=doc))
+        render=lambda n, p, i: render(n[0], p), api=api, doc=doc, decides=decides))
 
 
 def _dim(a):
@@ -49,7 +49,7 @@ _along("sort", _ORDERED, lambda dt, p: "int64" if p["take"] == "indices" else dt
        lambda a, p: a.shape,
        lambda x, p: (f"torch.sort({x}, dim={p['dim']}, descending={p['descending']}, stable=True)"
                      f".{p['take']}"),
-       "torch.sort", "stable sort, values or indices")
+       "torch.sort", "stable sort, values or indices", decides=(0,))  # its indices follow the order
 
 
 def _topk_params(a):
