@@ -516,10 +516,11 @@ def test_no_wait_leaves_followups_pending_and_followup_finishes_them(tmp_path):
     r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=900)
     assert r.returncode == 1, r.stderr[-2000:]
     pending = json.load(open(state / "state.json"))["followups"]["pending"]
-    line = re.search(rf"{pending} follow-ups? pending .*shapefuzz followup {state}", r.stdout)
+    line = re.search(rf"{pending} follow-ups? pending .*shapefuzz followup {state} --corpus {corpus}", r.stdout)
     assert pending > 0 and line, r.stdout[-2000:]
     assert r.stdout.index("distinct bugs") < line.start()  # the summary first
-    f = subprocess.run([sys.executable, "-m", "fuzz", "followup", str(state)], env=env(), capture_output=True,
+    f = subprocess.run([sys.executable, "-m", "fuzz", "followup", str(state), "--corpus", str(corpus)], env=env(),
+                       capture_output=True,
                        text=True, timeout=900)
     assert f.returncode == 0 and "0 pending" in f.stdout, f.stdout[-2000:] + f.stderr[-2000:]
     assert len(assert_settled(corpus, state, "corrupt_large")) == 1
@@ -534,8 +535,8 @@ def test_no_wait_leaves_followups_pending_and_followup_finishes_them(tmp_path):
             elif r["event"] in ("done", "skipped", "failed", "aborted"):
                 running.discard(r["job"])
         assert most > 1, "the follow-up drain ran one job at a time"
-    again = subprocess.run([sys.executable, "-m", "fuzz", "followup", str(state)], env=env(), capture_output=True,
-                           text=True, timeout=300)
+    again = subprocess.run([sys.executable, "-m", "fuzz", "followup", str(state), "--corpus", str(corpus)], env=env(),
+                           capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "0 pending" in again.stdout
     bad = subprocess.run([sys.executable, "-m", "fuzz", "followup", str(tmp_path / "nope")], env=env(),
                          capture_output=True, text=True, timeout=120)

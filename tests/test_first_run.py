@@ -101,7 +101,8 @@ def test_the_exit_code_counts_the_distinct_bugs_left_after_the_follow_ups(tmp_pa
         state.close()
 
 
-def test_the_start_says_what_the_first_minute_goes_to():
+def test_the_start_says_what_the_first_minute_goes_to(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHAPEFUZZ_CACHE", str(tmp_path))  # no header kept yet (other tests may have made one)
     line = startup_line(2, pch=True)
     assert "2 sandboxed workers" in line and "precompiled C++ header" in line and "every 30 s" in line
     assert "precompiled" not in startup_line(2) and "Ray" in startup_line(None, ray=True)
@@ -110,6 +111,11 @@ def test_the_start_says_what_the_first_minute_goes_to():
                           {"TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS": "0"})  # a small cache limit: none made
     assert not builds_pch(CampaignConfig(backend="eager", device="cpu"), {})
     assert not builds_pch(CampaignConfig(backend="inductor", device="cuda"), {})
+    from fuzz import pch
+
+    pch.home().mkdir(parents=True)
+    (pch.home() / "header.gch").write_bytes(b"x" * 10)  # an earlier run kept one: the start does not wait on it
+    assert not builds_pch(CampaignConfig(backend="inductor", device="cpu"), {})
 
 
 SUMMARY = {"cases": 1, "cases_per_second": 0.01, "findings_new": {}, "findings_known": {}, "bugs": 0, "signatures": 0,

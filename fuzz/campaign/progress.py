@@ -5,6 +5,7 @@ at once when the first case is done."""
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -71,7 +72,7 @@ def summary_table(s: dict):
         line = f"{f.get('pending', 0)} pending, {f.get('done', 0)} done, {f.get('skipped', 0)} skipped, " \
                f"{f.get('failed', 0)} failed"
         if f.get("pending"):
-            line += f"\nfinish them: shapefuzz followup {s['state_dir']} (or rerun the same command)"
+            line += f"\nfinish them: {followup_command(s)} (or rerun the same command)"
         t.add_row("follow-ups", line)
     t.add_row("worker restarts", _fmt_counts({k: v for k, v in s["restarts"].items() if v}))
     if s.get("disk"):
@@ -102,7 +103,19 @@ def pending_line(s: dict) -> str:
     if not n:
         return ""
     return (f"{n} follow-up{'s' * (n > 1)} pending (shrink and merge): finish them with "
-            f"`shapefuzz followup {s['state_dir']}` or by rerunning the same command")
+            f"`{followup_command(s)}` or by rerunning the same command")
+
+
+def followup_command(s: dict) -> str:
+    """The command that finishes a summary's follow-ups: --corpus where the findings went elsewhere than
+    STATE/corpus (a state dir goes on only with the corpus it saved into)."""
+    from fuzz.campaign.state_files import default_corpus
+
+    cmd = f"shapefuzz followup {s['state_dir']}"
+    corpus = s.get("corpus_dir")
+    if isinstance(corpus, str) and os.path.abspath(corpus) != os.path.abspath(default_corpus(s["state_dir"])):
+        cmd += f" --corpus {corpus}"
+    return cmd
 
 
 def summary_line(summary: dict) -> str:
