@@ -13,7 +13,7 @@ import pytest
 from fuzz.cli import main as shapefuzz_main
 from fuzz.findings.corpus import Corpus
 from fuzz.findings.repro_files import check_repro
-from fuzz.findings.scripts import _digest, entry_repro
+from fuzz.findings.scripts import _digest, entry_repro, entry_repro_device, settled_scripts
 from fuzz.findings.signature import minimal_signature, signature
 from fuzz.judge.backends import ALLOW_ENV
 from fuzz.judge.verdict import Outcome, Verdict
@@ -228,7 +228,10 @@ def test_dedupe_migrates_an_older_corpus(tmp_path, capsys):
     _, short = short_entry(root, settled=True)
     xla = root / "301a48dbd50a"  # a shipped torch_xla entry: its repro.py is its harness, and stays so
     shutil.copytree(ROOT / "corpus" / xla.name, xla)
-    xla_repro = (xla / "repro.py").read_text()
+    e = Corpus(root).load(xla)  # its harness as this shapefuzz generates it (the shipped file may be older)
+    xla_repro = settled_scripts(e.program, e.verdict, e.signature, e.meta,
+                                device=entry_repro_device(xla, e.program))[0]["repro.py"]
+    (xla / "repro.py").write_text(xla_repro)
     old_layout(no_short, repro_is_harness=True)
     old_layout(short, repro_is_harness=False)
     (xla / "harness.py").write_text(xla_repro)
