@@ -116,7 +116,7 @@ def test_a_row_holds_for_a_program_with_its_conjunction_only(name):
 def test_every_conjunction_row_has_a_case():
     rows = list(reach.REACH)
     first = rows.index(next(iter(CASES)))
-    assert set(rows[first:first + len(CASES)]) == set(CASES)  # the second list's block (the first list's follows)
+    assert set(rows[first:first + len(CASES)]) == set(CASES)  # the conjunctions' block (the next block follows)
 
 
 def _steps(*steps) -> StepProgram:

@@ -134,7 +134,7 @@ def test_reach_ops_run_in_eager_as_typed(name):
     progs = draw_programs(200 if name == "as_strided_free" else 80 if name == "reshape_lit" else 60, seed=3,
                           ops=[name, "add", "transpose", "narrow", "sum"], max_ops=4)
     if name in ("squeeze_dynamic", "reshape_lit"):  # of data-dependent sizes too
-        # reshape_lit: 80, for a (1,) of a count that is 1 at every call (0 in 40 after both lists merged)
+        # reshape_lit: 80, for a (1,) of a count that is 1 at every call (0 in 40 once conjunctions were pulled)
         progs += draw_programs(80 if name == "reshape_lit" else 40, seed=3, ops=[name, "mask_keep", "nonzero"],
                                max_ops=3)
     drawn = [o.params for p in progs for o in p.ops if o.op == name]
