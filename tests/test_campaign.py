@@ -235,7 +235,7 @@ _MATRIX_OPS = tuple(o.name for o in OPS.family("matrix"))
 # A mask that keeps every row, then an op of two operands that broadcasts its unbacked size against another.
 _BROADCASTING = tuple(o.name for o in OPS if o.arity >= 2 and o.family in ("binary", "inplace"))
 
-# The minimal programs' ops each planted backend's entries may have (scripts/one_entry.py, seed 4).
+# The minimal programs' ops each planted backend's entries may have (benchmarks/one_entry.py, seed 4).
 MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad"]],
                "mutate_input": [["nan_to_num"], ["embedding", "mask_index", "masked_select"]],
                "wrong_on_odd_reflect": [["pad"]], "wrong_after_matmul": [[op] for op in _MATRIX_OPS],
