@@ -66,7 +66,7 @@ def _one_ulp(t, inputs):
 
 def one_ulp(gm, example_inputs):
     """Correct up to rounding: every inexact floating output comes back one ulp off (as a compiler that
-    rounds differently may), layout kept. The oracle must flag nothing of it (issue 39's bar)."""
+    rounds differently may), layout kept. The oracle must flag nothing of it: rounding is no bug."""
     def run(*args):
         out, inputs = gm(*args), _tensors(args)
         if isinstance(out, (tuple, list)):
@@ -184,8 +184,8 @@ def _resizes_by_size_or_in_5d(gm) -> bool:
 
 wrong_on_sized_or_5d_interpolate = _when_graph_has({"interpolate"}, also=_resizes_by_size_or_in_5d)
 wrong_on_sized_or_5d_interpolate.__doc__ = ("Wrong output element for graphs that interpolate to a literal size= "
-                                            "or interpolate a 5-d tensor (issue 27: programs the generator "
-                                            "could not write).")
+                                            "or interpolate a 5-d tensor (programs the generator could not "
+                                            "write before these were drawn).")
 
 
 _BOOL_PROMOTING = {"ldexp", "copysign", "floor_divide", "remainder", "fmod", "where", "masked_fill"}
@@ -212,8 +212,8 @@ def _bool_operand_promoted(gm) -> bool:
 
 wrong_on_bool_operand = _when_graph_has(_BOOL_PROMOTING | {"div"}, also=_bool_operand_promoted)
 wrong_on_bool_operand.__doc__ = ("Wrong output element for graphs where ldexp, copysign, a rounding division, where "
-                                 "or masked_fill promotes a bool operand (issue 27: programs the generator could "
-                                 "not write).")
+                                 "or masked_fill promotes a bool operand (programs the generator could not write "
+                                 "before bool operands were drawn there).")
 
 
 def _integer_product(gm) -> bool:
@@ -228,8 +228,8 @@ def _integer_product(gm) -> bool:
 
 
 wrong_on_int_matmul = _when_graph_has(_MATRIX, also=_integer_product)
-wrong_on_int_matmul.__doc__ = ("Wrong output element for graphs with an integer mm, bmm or matmul (issue 27: programs "
-                               "the generator could not write).")
+wrong_on_int_matmul.__doc__ = ("Wrong output element for graphs with an integer mm, bmm or matmul (programs the "
+                               "generator could not write before integer matrix products were drawn).")
 
 
 def _resizing_dtype_view(gm) -> bool:
@@ -244,7 +244,7 @@ def _resizing_dtype_view(gm) -> bool:
 
 wrong_on_resizing_view = _when_graph_has({"view"}, also=_resizing_dtype_view)
 wrong_on_resizing_view.__doc__ = ("Wrong output element for graphs with a view(dtype) that changes the element size "
-                                  "(issue 27: programs the generator could not write).")
+                                  "(programs the generator could not write before such views were drawn).")
 
 
 def _literal_shape(gm) -> bool:
@@ -263,8 +263,8 @@ def _literal_shape(gm) -> bool:
 
 wrong_on_literal_shape = _when_graph_has({"reshape", "view", "squeeze"}, also=_literal_shape)
 wrong_on_literal_shape.__doc__ = ("Wrong output element for graphs that reshape or view to a literal (-1, k), or "
-                                  "squeeze a dim that is not 1 at run time (issue 27: programs the generator could "
-                                  "not write).")
+                                  "squeeze a dim that is not 1 at run time (programs the generator could not write "
+                                  "before literal shapes were drawn).")
 
 
 def _made_as(size):
@@ -309,13 +309,13 @@ def _unbacked_broadcast(gm) -> bool:
 
 wrong_on_unbacked_broadcast = _when_graph_has(None, also=_unbacked_broadcast)
 wrong_on_unbacked_broadcast.__doc__ = ("Wrong output element for graphs where a data-dependent (unbacked) size "
-                                       "broadcasts against another size (issue 27: programs the generator could "
-                                       "not write); with capture_dynamic_output_shape_ops, or fullgraph=True.")
+                                       "broadcasts against another size (programs the generator could not write "
+                                       "before); with capture_dynamic_output_shape_ops, or fullgraph=True.")
 
 
 _SCALAR_READS = {"item", "tolist", "_local_scalar_dense"}
-# The ops issue 27 asked to take such a value: a clamp bound, a full or fill_ value, a pad width. A narrow length
-# and an arange end read this way (item_narrow, item_arange) were drawn before, and do not count.
+# The ops that could not take such a value before: a clamp bound, a full or fill_ value, a pad width. A narrow
+# length and an arange end read this way (item_narrow, item_arange) were drawn before, and do not count.
 _SCALAR_TAKERS = {"clamp", "clamp_min", "clamp_max", "full", "fill_", "pad", "constant_pad_nd"}
 
 
@@ -339,8 +339,8 @@ def _item_argument(gm) -> bool:
 
 wrong_on_item_argument = _when_graph_has(None, also=_item_argument)
 wrong_on_item_argument.__doc__ = ("Wrong output element for graphs where a value read with item() or tolist() is a "
-                                  "clamp bound, a full or fill_ value, or a pad width (issue 27: programs the "
-                                  "generator could not write); with capture_scalar_outputs, or fullgraph=True.")
+                                  "clamp bound, a full or fill_ value, or a pad width (programs the generator "
+                                  "could not write before); with capture_scalar_outputs, or fullgraph=True.")
 
 
 def _as_strided_of_computed(gm) -> bool:
@@ -354,7 +354,7 @@ def _as_strided_of_computed(gm) -> bool:
 
 wrong_on_computed_as_strided = _when_graph_has({"as_strided"}, also=_as_strided_of_computed)
 wrong_on_computed_as_strided.__doc__ = ("Wrong output element for graphs with an as_strided of a computed value "
-                                        "(issue 27: programs the generator could not write).")
+                                        "(the generator could not write it before: as_strided took inputs only).")
 
 
 _CUMULATIVE = {"cumsum", "cumprod"}
@@ -371,7 +371,7 @@ def _unbacked_input(gm) -> bool:
 
 def wrong_on_rare_triple(gm, example_inputs):
     """Wrong output element where three features meet, each common alone: a dim marked unbacked, an input
-    that is not contiguous at run time, and a cumsum or cumprod in the graph (issue 27: a bug whose trigger
+    that is not contiguous at run time, and a cumsum or cumprod in the graph (a bug whose trigger
     is a conjunction of three features; a default campaign first showed it at case 44 of seed 0, 80 of seed 2,
     329 of seed 3, 930 of seed 4)."""
     if not (_targets(gm) & _CUMULATIVE and _unbacked_input(gm)):
@@ -385,7 +385,7 @@ def wrong_on_rare_triple(gm, example_inputs):
     return run
 
 
-# ---- issue 40: programs the generator could not write before -------------------------------------------------
+# ---- programs the generator could not write before: unbacked sizes and item() values where they were refused -
 
 def _unchecked(gm, failed: list):
     """gm with its runtime asserts (aten._assert_scalar: Dynamo's deferred checks of unbacked sizes) noting a
@@ -404,8 +404,8 @@ def _unchecked(gm, failed: list):
 def wrong_on_unbacked_one_broadcast(gm, example_inputs):
     """Wrong output element, rather than the runtime assert, where a data-dependent (unbacked) size that is 1
     at run time broadcasts against a larger size: the compiler assumes it does not broadcast (by design) and
-    asserts that; this one skips the assert and gets the broadcast wrong (issue 40: the generator could not
-    write an unbacked 1 against a larger size). With capture_dynamic_output_shape_ops, or fullgraph=True."""
+    asserts that; this one skips the assert and gets the broadcast wrong (the generator could not write an
+    unbacked 1 against a larger size before). With capture_dynamic_output_shape_ops, or fullgraph=True."""
     if not _unbacked_broadcast(gm):
         return gm.forward
     failed: list = []
@@ -433,8 +433,8 @@ def _unbacked_literal_shape(gm) -> bool:
 
 wrong_on_unbacked_literal_shape = _when_graph_has({"squeeze", "reshape", "view"}, also=_unbacked_literal_shape)
 wrong_on_unbacked_literal_shape.__doc__ = ("Wrong output element for graphs that squeeze, or reshape or view to a "
-                                           "literal shape, a tensor with an unbacked size (issue 40: the generator "
-                                           "could not write it); with capture_dynamic_output_shape_ops, "
+                                           "literal shape, a tensor with an unbacked size (the generator could not "
+                                           "write it before); with capture_dynamic_output_shape_ops, "
                                            "fullgraph=True or mark_unbacked.")
 
 
@@ -453,7 +453,7 @@ def _float_bits_kept(gm) -> bool:
 
 wrong_on_float_bits_kept = _when_graph_has({"view"}, also=_float_bits_kept)
 wrong_on_float_bits_kept.__doc__ = ("Wrong output element for graphs that view a float tensor as an integer dtype "
-                                    "and keep it so (issue 40: the generator read float bits as integers only to "
+                                    "and keep it so (the generator used to read float bits as integers only to "
                                     "view them back).")
 
 
@@ -497,10 +497,10 @@ def _item_of_another(gm) -> bool:
 
 def wrong_gradients_on_item_of_another(gm, example_inputs):
     """Right forward, wrong backward for graphs that clamp (or fill) by a scalar read with item()/tolist() from
-    another tensor (issue 40: such values as op arguments in backward programs, read from another tensor than
-    the one they fill): the first non-empty floating gradient comes back with 1 added to its first element (a
-    clamp's gradient is often 0, which a scale would leave right). With capture_scalar_outputs, or
-    fullgraph=True."""
+    another tensor (such values as op arguments in backward programs, read from another tensor than the one
+    they fill, could not be written before): the first non-empty floating gradient comes back with 1 added to
+    its first element (a clamp's gradient is often 0, which a scale would leave right). With
+    capture_scalar_outputs, or fullgraph=True."""
     if not _item_of_another(gm):
         return gm.forward
     return _wrong_backward(gm, example_inputs, lambda g: _corrupt_first((g,))[0])

@@ -2,7 +2,8 @@
 import cycles between fuzz/ and strategies/ modules (module-level and
 function-level imports both count: a lazy import is still a dependency),
 the program-kind / backend branches outside the places that own them, and
-the functions under fuzz/ longer than MAX_FUNCTION lines.
+the functions under fuzz/ longer than MAX_FUNCTION lines, and the comments
+and strings that cite a tracker number ("issue 27") instead of saying why.
 
     python scripts/arch_metrics.py [--json]
 """
@@ -14,6 +15,7 @@ import ast
 import json
 import re
 import sys
+import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,7 +24,7 @@ PACKAGES = ("fuzz", "strategies")
 BRANCH = re.compile(r"is_step_(program|file)|kind\s*==\s*[\"']steps|backend\s*==\s*[\"'](xla|openxla|inductor)"
                     r"|device\.(startswith|split)\(|hasattr\([^)]*[\"']blocks[\"']")
 
-MAX_FUNCTION = 80  # lines of a function or method under fuzz/, its docstring included (issue 42)
+MAX_FUNCTION = 80  # lines of a function or method under fuzz/, its docstring included (read on one screen)
 
 
 def modules() -> dict[str, Path]:
@@ -109,6 +111,43 @@ def long_functions(path: Path, limit: int = MAX_FUNCTION) -> list[str]:
     return out
 
 
+# "issue 27", "Issues 13 and 14", "issue-41", "issue #40": a tracker number a reader of the code cannot open.
+# Upstream's numbers (five digits or more: pytorch#139789, "issue #139789", a github.com/.../issues/N URL,
+# which has no space or '#' after "issues") are facts about PyTorch and may stay.
+CITATION = re.compile(r"\bissues?[\s#-]*(\d+)", re.IGNORECASE)
+
+
+def _texts(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of each string and each comment in `path`, in line order; a comment on a line of its own
+    is read with the whole-line comments right below it (a sentence wraps over them)."""
+    texts, block = [], None
+    with path.open("rb") as f:
+        for tok in tokenize.tokenize(f.readline):
+            if tok.type == tokenize.STRING:
+                texts.append([tok.start[0], tok.string])
+            elif tok.type == tokenize.COMMENT:
+                words = tok.string.lstrip("#").strip()
+                alone = tok.line.lstrip().startswith("#")
+                if alone and block is not None and block[2] == tok.start[0] - 1:
+                    block[1] += " " + words
+                    block[2] = tok.start[0]
+                    continue
+                block = [tok.start[0], words, tok.start[0]] if alone else None
+                texts.append(block or [tok.start[0], words])
+    return sorted((t[0], t[1]) for t in texts)
+
+
+def tracker_citations() -> list[str]:
+    """"path:line text" of each comment or string under fuzz/ and strategies/ that cites a tracker number."""
+    out = []
+    for p in modules().values():
+        for line, text in _texts(p):
+            for hit in CITATION.finditer(text):
+                if len(hit.group(1)) < 5:
+                    out.append(f"{p.relative_to(ROOT)}:{line}: {hit.group(0)}")
+    return out
+
+
 def measure(owners: tuple[str, ...] = OWNERS) -> dict:
     mods = modules()
     known = set(mods)
@@ -148,6 +187,10 @@ def main(argv=None) -> int:
     print(f"functions under fuzz/ over {MAX_FUNCTION} lines: {len(m['long_functions'])}")
     for f in m["long_functions"]:
         print("  " + f)
+    cited = tracker_citations()
+    print(f"comments and strings citing a tracker number: {len(cited)}")
+    for c in cited:
+        print("  " + c)
     return 0
 
 

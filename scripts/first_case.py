@@ -1,4 +1,4 @@
-"""The first case at which a default CPU campaign meets a planted backend (issue 40's bar: within 2000 cases).
+"""The first case at which a default CPU campaign meets a planted backend (the bar: within 2000 cases).
 
 Draws the stream `shapefuzz run --backend fuzz.planted:NAME --seed S [--draw D]` draws (the same for every
 plant: none takes Inductor's options). For each plant it judges only the programs that hold its trigger (one

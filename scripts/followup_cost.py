@@ -1,4 +1,4 @@
-"""What a campaign gave its user, and what its follow-ups cost (issue 41), for
+"""What a campaign gave its user, and what its follow-ups cost, for
 one or more finished campaign state dirs, as one table:
 
 - cases and cases/s: overall (first to last case) and steady (scripts/case_rate.py's

@@ -1,4 +1,4 @@
-"""Pairwise coverage of generated programs (issue 40, part 2): which
+"""Pairwise coverage of generated programs: which
 conjunctions of a value's feature and the op that consumes it the programs
 hold, out of those the type checker accepts in some program. The axes (what
 a pair is) are fuzz/program/pairs.py's, shared with the pair-aimed generator

@@ -1,4 +1,4 @@
-"""Mutants of programs (issue 27, coverage guidance): small edits of a
+"""Mutants of programs (coverage guidance): small edits of a
 program's IR that reached new compiler lines, so a campaign explores the code
 next to what it reached instead of drawing blind. An edit is one of EDITS:
 

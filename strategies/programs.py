@@ -28,7 +28,7 @@ _MORE_AFTER_PULL = (False,) + (True,) * 7
 # matrices, NCHW tensors) and are where dynamic-shape consumers of pads and
 # views break. Listed after the simple ones, so shrinking still moves away.
 FAMILY_WEIGHTS = {"matrix": 3, "nn": 2, "index": 2, "resample": 2}
-# Ops drawn more often than one share of their family (issue 27: at least 1% of
+# Ops drawn more often than one share of their family (each new op is in at least 1% of
 # the programs they apply to, measured by scripts/reach.py): each is one of many
 # in a large family, and applies to most values.
 OP_WEIGHTS = {"view_dtype": 7, "reshape_lit": 6, "squeeze_dynamic": 2, "mask_keep": 4, "as_strided_free": 3}
@@ -121,17 +121,17 @@ def _alias_after_base_write(draft, name, a) -> bool:
     return x is not None and bool(x.alias) and x.alias["of"] in _written_inputs(draft)
 
 
-# Families drawn more often where the first operand was made a certain way: the conjunctions issue 27 asks
-# for (an unbacked size met by another; a cropping pad feeding a matrix op; arithmetic on any/all of uint8)
+# Families drawn more often where the first operand was made a certain way: the conjunctions bugs sit in
+# (an unbacked size met by another; a cropping pad feeding a matrix op; arithmetic on any/all of uint8)
 # were each under 1% of the programs they apply to with FAMILY_WEIGHTS alone (scripts/reach.py). The first
 # entry that holds gives that draw's weights.
 AFFINITY = (
-    # and views, which squeeze it or reshape it to a literal shape (issue 40)
+    # and views, which squeeze it or reshape it to a literal shape (of a size the compiler cannot know)
     (_exact_unbacked, {**FAMILY_WEIGHTS, "binary": 6, "inplace": 3, "view": 3}),
     (_cropped_twice, {**FAMILY_WEIGHTS, "matrix": 60}),
     (_uint8_any_all, {**FAMILY_WEIGHTS, "pointwise": 4, "binary": 4}),
     (lambda draft, name, a: a.dtype == "uint8", {**FAMILY_WEIGHTS, "reduction": 3}),  # then OP_AFFINITY
-    # issue 40's conjunctions, each under 0.1% of the programs it applies to (docs/generator.md):
+    # conjunctions of common parts, each under 0.1% of the programs it applies to (docs/generator.md):
     # a backward program's clone or view written in place (eager allows it: autograd saved nothing of it)
     (_writable_clone_or_view, {**FAMILY_WEIGHTS, "inplace": 12}),
     # eval-mode normalisation, then a crop (ops/pads.py), then a matrix product (_cropped_twice)
@@ -167,17 +167,17 @@ def _affinity(draft, name, a) -> tuple:
 
 
 # Ops drawn more often (within their family) for an operand of a given dtype: any/all of uint8 return uint8,
-# and arithmetic on them was never drawn (issue 27) when any/all met a uint8 value in 1 program of 3000.
+# and arithmetic on them was never drawn when any/all met a uint8 value in 1 program of 3000.
 OP_AFFINITY = {"uint8": {"any": 6, "all": 6}}
 
 
 def _pulled(draft) -> str | None:
     """A value the next op should read first, at times: the latest value when
     one of _PULLED holds for it (an exact unbacked size, a two-dim crop,
-    any/all of uint8, and issue 40's: the affinities above act only on a first
+    any/all of uint8, and the rarer conjunctions: the affinities above act only on a first
     operand, and the next op read another value most of the time), or, right
     after an in-place write to an input, the other input that shares its
-    storage (the aliased write-then-read of issue 27), else that input."""
+    storage (an aliased write-then-read), else that input."""
     if not draft.values:
         return None
     last = draft.values[-1]
@@ -188,7 +188,7 @@ def _pulled(draft) -> str | None:
     if OPS[call.op].mutates and call.args[0] in draft.inputs_names:
         root = draft.env[call.args[0]].root
         partners = [n for n in draft.inputs_names if n != call.args[0] and draft.env[n].root == root]
-        # else the written input itself (issue 40: a value computed from it, then viewed as another dtype)
+        # else the written input itself (so a value computed from it may be viewed as another dtype)
         return partners[0] if partners else call.args[0]
     return None
 
@@ -225,7 +225,7 @@ def op_menus(families, ops, device: str) -> tuple:
 
 
 # Ops eager does not differentiate whose results need no gradient (a tensor filled with a value read from
-# the data; integer results): a backward program may hold them. Issue 40: item()-valued fills were never in one.
+# the data; integer results): a backward program may hold them, else item()-valued fills were never in one.
 _UNDIFFERENTIATED_OK = ("item_full", "item_pad", "mm_int", "bmm_int", "matmul_int")
 
 
@@ -395,7 +395,7 @@ def _alias(d, inputs: list, sizes: dict, calls: int, name: str):
     if per_call:
         alias["calls"] = [i % 2 == 0 for i in range(calls)]
         # At times the first flip comes at unchanged sizes (call 1 repeats call 0's): the aliasing alone
-        # changes, with no recompile for new sizes beside it (issue 40; False first: shrinks away). The
+        # changes, with no recompile for new sizes beside it (False first: shrinks away). The
         # sizes only lose a value, so what the inputs were drawn to fit still holds.
         if d(st.sampled_from((False, True))):
             for values in sizes.values():

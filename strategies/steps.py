@@ -315,7 +315,7 @@ def _views(d, s: _State, max_steps: int) -> list:
 
 def _offset_as_strided(d, s: _State, base: str, params: tuple, view: str) -> Step | None:
     """At times (one select in two), `view.as_strided(size, stride)` with the implicit storage offset, where
-    view is a select on dim 0 of a row-major base, so it starts past element 0 (issue 40): eager starts the
+    view is a select on dim 0 of a row-major base, so it starts past element 0: eager starts the
     window at the view's storage offset. The window stays inside the view's own elements, which are row-major
     from that offset, so eager and torch_xla's logical order agree (a slice there would not: see docs/xla.md)."""
     op, p = params
@@ -338,7 +338,7 @@ def _small_writes(d, s: _State) -> list:
 
 
 # Writes through an expanded view that eager refuses ("unsupported operation: more than one element of the
-# written-to tensor refers to a single memory location"): drawn in one draw of six (issue 40), so that
+# written-to tensor refers to a single memory location"): drawn in one draw of six, so that
 # what torch_xla does there is judged (an eager-only error where it writes).
 _REFUSED = ("add_", "mul_", "neg_")
 _REFUSED_DRAWS = (False,) * 5 + (True,)

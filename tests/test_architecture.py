@@ -44,3 +44,24 @@ def test_the_metric_sees_a_branch_and_a_cycle(tmp_path, monkeypatch):
     assert m["cycles"] == [["fuzz.a", "fuzz.b"]]
     assert len(m["branches"]) == 1 and "fuzz/a.py:3" in m["branches"][0]
     assert m["long_functions"] == ["fuzz/c.py:1 long (81 lines)"]
+
+
+def test_no_comment_cites_a_tracker_number():
+    """A comment says why in words: "issue 27" means nothing to a reader without the tracker."""
+    assert _metrics().tracker_citations() == []
+
+
+def test_the_citation_check_sees_ours_and_spares_upstreams(tmp_path, monkeypatch):
+    mod = _metrics()
+    pkg = tmp_path / "fuzz"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text(
+        '"""Issue 40\'s bar."""\n'
+        "x = 1  # upstream: pytorch#179571, issue #139789, https://github.com/pytorch/pytorch/issues/12\n"
+        "# the conjunctions of the\n# issue\n# 27 list\n"
+        "y = 'issues 12 and 14'  # issue-41\n")
+    (tmp_path / "strategies").mkdir()
+    monkeypatch.setattr(mod, "ROOT", tmp_path)
+    assert mod.tracker_citations() == ["fuzz/a.py:1: Issue 40", "fuzz/a.py:3: issue 27",
+                                       "fuzz/a.py:6: issues 12", "fuzz/a.py:6: issue-41"]

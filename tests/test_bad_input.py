@@ -254,7 +254,7 @@ def test_a_hit_on_an_entry_with_a_corrupt_meta_leaves_it_alone(tmp_path):
     """The finding is recorded in the campaign's state; the entry's meta.json is reported, not replaced."""
     def run(st):
         # seed 0: its first 4 cases give a new entry (the stream moves with the generator: seed 2's gave none
-        # once both of issue 40's lists were merged)
+        # once the unbacked sizes and rare conjunctions were drawn)
         return shapefuzz("run", "--backend", "fuzz.planted:corrupt_large", "--max-cases", "4", "--seed", "0",
                          "--workers", "0", "--no-shrink", "--no-triage", "--state", tmp_path / st,
                          "--corpus", tmp_path / "corpus")

@@ -1,4 +1,4 @@
-"""The maintainers' rules (issue 39): each not-bug class is judged by design
+"""The maintainers' rules (what they call no bug): each not-bug class is judged by design
 (REJECTED, naming the rule) or tracked as one class, and a real bug of the same
 shape is still found."""
 

@@ -235,11 +235,11 @@ _MATRIX_OPS = tuple(o.name for o in OPS.family("matrix"))
 # A mask that keeps every row, then an op of two operands that broadcasts its unbacked size against another.
 _BROADCASTING = tuple(o.name for o in OPS if o.arity >= 2 and o.family in ("binary", "inplace"))
 
-# The minimal programs' ops each planted backend's entries may have (scripts/one_entry.py, seed 4).
+# The minimal programs' ops each planted backend's entries may have (benchmarks/one_entry.py, seed 4).
 MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad"]],
                "mutate_input": [["nan_to_num"], ["embedding", "mask_index", "masked_select"]],
                "wrong_on_odd_reflect": [["pad"]], "wrong_after_matmul": [[op] for op in _MATRIX_OPS],
-               # an item() fill of another tensor (issue 40) is data-dependent too
+               # an item() fill of another tensor is data-dependent too
                "wrong_with_data_dependent": [["nonzero"], ["nonzero", "nan_to_num"], ["item_full_by"],
                                              ["nan_to_num", "item_full_by"]],
                "wrong_strides": [["nan_to_num"]],
@@ -259,7 +259,7 @@ MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad
                "wrong_on_rare_triple": [[op] + tail for op in ("cumsum", "cumprod") for tail in ([], ["nan_to_num"])],
                "wrong_on_bool_operand": [[op] for op in ("ldexp", "copysign", "floor_divide", "remainder", "fmod",
                                                          "div_trunc", "div_floor", "where", "masked_fill")],
-               # issue 40: a mask that keeps the first row, then an op of two operands against a larger size
+               # a mask that keeps the first row, then an op of two operands against a larger size
                "wrong_on_unbacked_one_broadcast": [["mask_keep", op] for op in _BROADCASTING],
                # a squeeze or literal reshape of a data-dependent size, or of a dim marked unbacked
                "wrong_on_unbacked_literal_shape": [made + [op] for op in ("squeeze_dynamic", "reshape_lit")
@@ -299,7 +299,7 @@ SEEN_AS = {
                                or p["settings"]["fullgraph"]),
     # inside the storage: past it, eager raises first
     "wrong_on_computed_as_strided": ("divergence", lambda p: p["ops"][-1]["params"]["way"] in ("window", "literal")),
-    # issue 40: the mask keeps the first row (a 1 at run time) and the graph keeps it (capture flag, fullgraph)
+    # the mask keeps the first row (a 1 at run time) and the graph keeps it (capture flag, fullgraph)
     "wrong_on_unbacked_one_broadcast": ("divergence", lambda p: (p["settings"]["dynamo"].get(
         "capture_dynamic_output_shape_ops") or p["settings"]["fullgraph"])
         and p["ops"][0]["params"]["keep"] == "first"),
@@ -429,7 +429,7 @@ def assert_settled(corpus, state, backend=None, triaged=False, stock_of=None):
 # wrong_on_sized_or_5d_interpolate 8 (seed 0; none in 60 of seed 9), breaks_on_alias 10, 12 (seed 3; none in 30 of
 # seeds 0-2, 60 of seed 7), wrong_on_bool_operand 102 (seed 2; 144 on seed 0, none in 150 of seed 7) once backward
 # programs write in place only values autograd keeps nothing of.
-# With issue 40's first list (item_*_by, unbacked 1 broadcasts, more literal reshapes; 30-40 cases a seed):
+# With the programs once refused (item_*_by, unbacked 1 broadcasts, more literal reshapes; 30-40 cases a seed):
 # wrong_gradients 8 (seed 4; 23 on seed 0), wrong_on_unbacked_broadcast 2 (seed 1; none in 30 of seed 4),
 # wrong_on_sized_or_5d_interpolate 28 (seed 9; none in 40 of seed 0), breaks_on_alias 13 (seed 7; none in 30 of
 # seeds 3, 5), and with their family alone (EXTRA; none in 30 default cases of 2-5 seeds): wrong_on_literal_shape 6
@@ -453,16 +453,16 @@ SEEDS = {"wrong_on_rare_triple": 0, "wrong_on_item_argument": 0, "wrong_after_ma
 # default-campaign figure is in docs/generator.md): the tests check that the oracle sees it and the shrinker
 # reaches the minimal form; docs/generator.md's reach rows and first cases measure the default draws.
 EXTRA = {"wrong_on_computed_as_strided": ("--families", "view"),
-         # the stream moved with issue 40's first list (new data ops, more broadcasts, more literal reshapes):
+         # the stream moved with the programs once refused (new data ops, more broadcasts, more literal reshapes):
          # these showed in none of 30-40 default cases of 2-5 seeds; each draws the family of its minimal form
          "wrong_on_literal_shape": ("--families", "view"), "wrong_on_int_matmul": ("--families", "matrix"),
          "wrong_on_odd_reflect": ("--families", "pad"),
-         # issue 40's first list: each on the part of the menu its minimal form has (its default-campaign figure is
+         # the plants of those programs: each on the part of the menu its minimal form has (its default figure is
          # in docs/generator.md); first seen at case 8 (seed 11), 4, 4 and 12 (seed 4)
          "wrong_on_unbacked_literal_shape": ("--families", "data", "view"),
          "wrong_on_float_bits_kept": ("--ops", "view_dtype"),
          "wrong_gradients_on_item_of_another": ("--ops", "item_clamp_by"),
-         # the stream moved again with issue 40's second list and the merge of both lists: these showed in none of
+         # the stream moved again with the pulls towards rare conjunctions: these showed in none of
          # their cases on seeds 0, 1, 2 and 4; each draws the ops of its minimal forms
          "wrong_on_bool_operand": ("--ops", "ldexp", "copysign", "floor_divide", "remainder", "fmod", "div_trunc",
                                    "div_floor", "where", "masked_fill"),
@@ -475,8 +475,8 @@ EXTRA = {"wrong_on_computed_as_strided": ("--families", "view"),
 @pytest.mark.campaign
 @pytest.mark.parametrize("name", sorted(MINIMAL_OPS))
 def test_one_planted_bug_gives_one_entry(tmp_path, name):
-    """Issue 13's measure for every planted backend, on CASES[name] cases rather than its
-    300 (scripts/one_entry.py runs 300; CI has two CPUs): the default flags but triage (every
+    """One bug, one entry, for every planted backend, on CASES[name] cases rather than its
+    300 (`python -m benchmarks one_entry` runs 300; CI has two CPUs): the default flags but triage (every
     family; shrink beside the campaign; in this process, which judges the same stream as
     the workers). New entries are shrunk, re-keyed by their minimal signature and merged;
     the summary counts distinct bugs apart from raw signatures."""
@@ -626,7 +626,7 @@ def test_state_resumes_generation_at_the_batch_of_the_first_unjudged_case(tmp_pa
 
 @pytest.mark.campaign
 def test_a_known_rule_hit_is_traced_from_cases_jsonl_to_its_rule_and_program(tmp_path):
-    """Issue 40's audit trail: a finding a known-issues rule matches names the rule in its cases.jsonl line,
+    """The audit trail: a finding a known-issues rule matches names the rule in its cases.jsonl line,
     and its program is kept in the state dir (the case again where the seed draws another stream): the
     program file is the one drawn, and judged again it shows the same finding."""
     from fuzz.campaign.driver import CampaignConfig, campaign_strategy, run_campaign

@@ -1,4 +1,4 @@
-"""Every file a corpus holds is data (issue 43): each JSON file kind is held to
+"""Every file a corpus holds is data: each JSON file kind is held to
 its schema (fuzz/findings/corpus_files.py), a wrong one is exit 2 with one line
 naming the file and the field, nothing is written outside the corpus, and no
 known-issues regex hangs. The program files' own loader is in test_untrusted.py."""

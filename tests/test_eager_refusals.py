@@ -1,5 +1,5 @@
 """Programs the type checker accepts are programs eager runs, forward and backward: each case here is one
-that pair-aimed draws made and eager refused (issue 40: `invalid` cases of a pair-aimed campaign)."""
+that pair-aimed draws made and eager refused (the `invalid` cases of a pair-aimed campaign)."""
 
 import pytest
 import torch

@@ -1,4 +1,4 @@
-"""A newcomer's first run (issue 43): a run without --corpus saves beside its
+"""A newcomer's first run: a run without --corpus saves beside its
 state dir and leaves the checkout's corpus/ alone; the per-case timeout never
 exceeds --time; the exit code counts the distinct bugs left after the
 follow-ups; the first seconds say what the first minute goes to."""

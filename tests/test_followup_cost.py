@@ -1,4 +1,4 @@
-"""Issue 41's measure of what users get: jobs.jsonl records a job's CPU-seconds by kind
+"""The measure of what users get for follow-up time: jobs.jsonl records a job's CPU-seconds by kind
 (fuzz/cputime.py), and scripts/followup_cost.py reads them with the cases and the corpus."""
 
 import json

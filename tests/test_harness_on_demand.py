@@ -1,6 +1,6 @@
 """The corpus is data: an entry stores no full harness, every command that needs
 one generates it from the validated program, and no command runs a script an
-entry stores (issues 42 and 43). Older entries are migrated."""
+entry stores (a corpus must be safe to share). Older entries are migrated."""
 
 import json
 import os
@@ -253,7 +253,7 @@ def test_dedupe_migrates_an_older_corpus(tmp_path, capsys):
 
 
 def test_the_shipped_corpus_is_data():
-    """Issue 42's bar: no stored harness, and at most 4,000 lines of Python in all."""
+    """The bar: no stored harness, and at most 4,000 lines of Python in all."""
     corpus = ROOT / "corpus"
     assert list(corpus.rglob("harness.py")) == []
     lines = sum(len(p.read_text().splitlines()) for p in corpus.rglob("*.py"))

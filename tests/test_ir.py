@@ -56,7 +56,7 @@ def test_not_json():
 
 def test_an_exact_unbacked_size_broadcasts_where_its_values_allow_and_a_lower_bound_never_does():
     """mask_keep's size is data-dependent to the compiler but known to the generator: it may meet a size equal
-    to it at every call, or broadcast as a 1 against any size (issue 40: the compiler assumes it does not, by
+    to it at every call, or broadcast as a 1 against any size (eager does; the compiler assumes it does not, by
     design, and asserts at run time: the judge calls that expected); a size known only from below (nonzero's)
     may meet nothing but its own key."""
     from fuzz.program.ops.data_dependent import exact, unknown

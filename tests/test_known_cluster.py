@@ -1,4 +1,4 @@
-"""Issue 41: follow-up time only for what can be new. A finding whose minimal
+"""Follow-up time only for what can be new. A finding whose minimal
 key needs no shrink (an exception named by its message) and is held already --
 by a corpus entry, or by a known-issues rule -- is counted there: no entry, no
 shrink, no triage. No torch run: the verdicts are made by hand."""

@@ -1,4 +1,4 @@
-"""One root cause, one entry, across variants (issue 25): dtype names in a
+"""One root cause, one entry, across variants (what a filer wants): dtype names in a
 message are parameters, stride findings are keyed by how the strides differ,
 data-dependent findings by the op, and the entry lists what it was seen with."""
 

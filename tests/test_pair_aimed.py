@@ -1,4 +1,4 @@
-"""Pair-aimed draws (strategies/aim.py, issue 40 part 3): a program aimed at a pair holds it, the stream is the
+"""Pair-aimed draws (strategies/aim.py): a program aimed at a pair holds it, the stream is the
 seed's on every run and resume, and a sample covers more pairs than a blind one."""
 
 import pytest
@@ -80,7 +80,7 @@ def test_pair_aimed_is_part_of_the_campaign_identity():
     assert isinstance(CampaignConfig(pair_aimed=True).kind().strategy(CampaignConfig(pair_aimed=True)), PairPrograms)
 
 
-# `shapefuzz run` draws pair-aimed unless told (issue 40: the three-way comparison in docs/benchmarks.md), and a
+# `shapefuzz run` draws pair-aimed unless told (it won the three-way comparison in docs/benchmarks.md), and a
 # state dir run again keeps the draw it began with, so campaigns begun under another default still resume.
 def _args(tmp_path, **kw):
     import argparse
@@ -164,7 +164,7 @@ def test_the_default_campaign_draws_the_rare_triple_blind_draws_reach_late(tmp_p
 
 
 # An aimed op is appended last; where its result starts one of the conjunctions programs() pulls towards (an
-# eval-mode batch_norm, then a crop, then a matrix product: issue 40's last row at 0), the program goes on from it.
+# eval-mode batch_norm, then a crop, then a matrix product: the last conjunction row at 0), the program goes on from it.
 def _followed_draws(p, n=40):
     from hypothesis import given, settings, strategies as st
 

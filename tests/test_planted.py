@@ -132,7 +132,7 @@ def test_an_item_read_as_an_op_argument_is_caught_and_an_item_read_as_nothing_el
     assert run_case(case([("item_clamp", ["x0"], {"bound": "min", "via": "item"})], capture=False)).outcome \
         is Outcome.OK
     # a data-dependent size from a mask, with no scalar read; a narrow length and an arange end read from the
-    # data (drawn before issue 27)
+    # data (drawn before the generator's reach was widened)
     assert run_case(case([("mask_keep", ["x0"], {"keep": "first", "flat": True})])).outcome is Outcome.OK
     for op in ("item_narrow", "item_arange"):
         assert run_case(case([(op, ["x0"], {"via": "item", **({"dim": -1} if op == "item_narrow" else {})})],
@@ -239,8 +239,9 @@ def test_an_as_strided_of_a_computed_value_is_caught_and_one_straight_on_an_inpu
                    {"way": "literal", "offset": 2, "sizes": [2, 3], "strides": [0, 4]},
                    {"way": "window", "offset": 0, "k": 1, "m": None}):
         assert run_case(case([("as_strided_free", ["x0"], params)])).outcome is Outcome.DIVERGENCE, params
-    # as_strided straight on an input (drawn before issue 27: no clone between); past the storage, eager raises
-    # first, also where the value is a view of a larger storage (an offset layout: the clone has numel elements)
+    # as_strided straight on an input (drawn before as_strided took computed values: no clone between); past
+    # the storage, eager raises first, also where the value is a view of a larger storage (an offset layout:
+    # the clone has numel elements)
     assert run_case(case([("as_strided", ["x0"], {"perm": [1, 0], "halve": None})])).outcome is Outcome.OK
     v = run_case(case([("as_strided_free", ["x0"], {"way": "oob", "offset": 1})]))
     assert v.outcome in (Outcome.EAGER_ERROR, Outcome.INVALID) and "out of bounds" in v.message, v
@@ -267,7 +268,7 @@ def test_the_rare_triple_needs_all_three_of_its_features():
     assert run_case(case(layout="contiguous")).outcome is Outcome.OK
 
 
-# ---- issue 40: the plants of what the generator could not write, and what the judge calls expected ----------
+# ---- the plants of what the generator could not write before, and what the judge calls expected -----------
 
 def _keep(keep, flat=False):
     return ("mask_keep", ["x0"], {"keep": keep, "flat": flat})
@@ -287,7 +288,7 @@ _DD = {"capture_dynamic_output_shape_ops": True}
 
 
 def test_an_unbacked_one_broadcast_assert_is_expected_and_a_wrong_answer_there_is_a_finding():
-    """Issue 40: eager broadcasts a data-dependent size that is 1 at run time against a larger size; the
+    """Eager broadcasts a data-dependent size that is 1 at run time against a larger size; the
     compiler assumes an unbacked size does not broadcast, by design, and asserts it at run time (Dynamo's
     graph on the eager stack): a verdict, not a finding. The plant that skips the assert and returns a wrong
     answer is a divergence; where the mask keeps every row (no broadcast of a 1), the plant is right."""

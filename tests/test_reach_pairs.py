@@ -1,4 +1,4 @@
-"""scripts/pairs.py (issue 40's measure of conjunctions): the pairs a program holds, and the feasibility
+"""scripts/pairs.py (the measure of conjunctions): the pairs a program holds, and the feasibility
 search that decides which pairs count."""
 
 import pytest

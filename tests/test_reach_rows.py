@@ -1,4 +1,4 @@
-"""scripts/reach.py's rows detect what they name: each row of issue 40's second list holds for a hand-made
+"""scripts/reach.py's rows detect what they name: each row of the rare conjunctions holds for a hand-made
 program that has its conjunction, and not for one that lacks a part of it (docs/generator.md's reach
 table counts them)."""
 
@@ -113,10 +113,10 @@ def test_a_row_holds_for_a_program_with_its_conjunction_only(name):
     assert applies(without) and not has(without)
 
 
-def test_every_row_of_issue_40_has_a_case():
+def test_every_conjunction_row_has_a_case():
     rows = list(reach.REACH)
     first = rows.index(next(iter(CASES)))
-    assert set(rows[first:first + len(CASES)]) == set(CASES)  # the second list's block (the first list's follows)
+    assert set(rows[first:first + len(CASES)]) == set(CASES)  # the conjunctions' block (the next block follows)
 
 
 def _steps(*steps) -> StepProgram:

@@ -1,6 +1,6 @@
-"""Reports written for the reader (issue 39): titles that name the trigger and
+"""Reports written for the reader (a maintainer): titles that name the trigger and
 claim dynamic shapes only where a dim is symbolic, expected and actual per
-outcome class, the collapsed ablation; and (issue 43) no data field of a
+outcome class, the collapsed ablation; and (a corpus is data) no data field of a
 corpus can open a heading, a code fence, an HTML tag or a table cell in
 report.md or BUGS.md."""
 

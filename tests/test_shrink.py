@@ -500,7 +500,7 @@ def _entry_judged_by_backend(tmp_path, backend):
 
 
 def test_a_bug_a_cheaper_backend_shows_is_shrunk_there_and_confirmed_under_its_own(tmp_path):
-    """Issue 41: every candidate under the entry's Inductor backend is a compile of seconds; the planted
+    """Cheaper follow-ups: every candidate under the entry's Inductor backend is a compile of seconds; the planted
     AOT backend shows the same bug, so it shrinks it, and the entry's own backend judges the result once."""
     entry, judged, evaluate = _entry_judged_by_backend(tmp_path, CHEAP_OWN)
     res = shrink_entry(entry, evaluate=evaluate, time_budget=60, reruns=1)

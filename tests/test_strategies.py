@@ -124,17 +124,17 @@ def test_integer_matrix_products_are_typed_as_eager_and_kept_off_cuda():
 
 @pytest.mark.parametrize("name", ["view_dtype", "reshape_lit", "squeeze_dynamic", "mask_keep", "item_clamp",
                                   "item_full", "item_pad", "as_strided_free", "item_clamp_by", "item_full_by"])
-def test_issue_27_ops_run_in_eager_as_typed(name):
-    """Issue 27's ops, drawn among ops that make strided, narrowed and 0-d values (and broadcast them): eager
-    runs each program at every call, and each output has the shape and dtype the generator inferred at that
-    call; a size known only from below (item_pad's) is at least its bound. An as_strided_free past the storage
-    (on purpose) raises at every call, whatever storage its value's view has."""
+def test_reach_ops_run_in_eager_as_typed(name):
+    """The ops added to widen the generator's reach, drawn among ops that make strided, narrowed and 0-d values
+    (and broadcast them): eager runs each program at every call, and each output has the shape and dtype the
+    generator inferred at that call; a size known only from below (item_pad's) is at least its bound. An
+    as_strided_free past the storage (on purpose) raises at every call, whatever storage its value's view has."""
     # as_strided_free takes values with an element at every call: more programs for enough of it; reshape_lit
-    # was 5 in 60 (3 once issue 40's pulls came): 80
+    # was 5 in 60 (3 once the pulls towards rare conjunctions came): 80
     progs = draw_programs(200 if name == "as_strided_free" else 80 if name == "reshape_lit" else 60, seed=3,
                           ops=[name, "add", "transpose", "narrow", "sum"], max_ops=4)
-    if name in ("squeeze_dynamic", "reshape_lit"):  # of data-dependent sizes too (issue 40)
-        # reshape_lit: 80, for a (1,) of a count that is 1 at every call (0 in 40 after both lists merged)
+    if name in ("squeeze_dynamic", "reshape_lit"):  # of data-dependent sizes too
+        # reshape_lit: 80, for a (1,) of a count that is 1 at every call (0 in 40 once conjunctions were pulled)
         progs += draw_programs(80 if name == "reshape_lit" else 40, seed=3, ops=[name, "mask_keep", "nonzero"],
                                max_ops=3)
     drawn = [o.params for p in progs for o in p.ops if o.op == name]
@@ -164,7 +164,7 @@ def test_issue_27_ops_run_in_eager_as_typed(name):
         assert any(o.op == "add" and meets_another(p, o) for p in progs for o in p.ops)
         assert any(o.op == "add" and unbacked_one_meets(*(typecheck(p)[a].shape for a in o.args))
                    for p in progs for o in p.ops)
-    if name in ("squeeze_dynamic", "reshape_lit"):  # of a data-dependent size too (issue 40)
+    if name in ("squeeze_dynamic", "reshape_lit"):  # of a data-dependent size too
         assert any(o.op == name and any(d.is_data_dependent for d in typecheck(p)[o.args[0]].shape)
                    for p in progs for o in p.ops)
     if name == "reshape_lit":  # (-1, k), (-1, 1) and (1,)
@@ -206,7 +206,7 @@ def test_a_float_viewed_as_an_integer_and_back_is_its_input_also_in_the_float64_
 
 
 def test_a_float_kept_as_an_integer_reads_an_inputs_bits_also_in_the_float64_reference():
-    """Issue 40: a float viewed as an integer and kept so is drawn only where its bits are an input's own
+    """A float viewed as an integer and kept so is drawn only where its bits are an input's own
     (bits_fixed: views of it, no write before); the float64 reference reads the same integers as eager (its
     input narrowed back to the program's dtype), so it excuses no mismatch. A value an op wrote, or computed,
     is refused."""

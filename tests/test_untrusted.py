@@ -1,4 +1,4 @@
-"""A program file and a corpus are untrusted data (issue 24): no field of one
+"""A program file and a corpus are untrusted data: no field of one
 runs as code, a malformed field is exit 2 with one line (never a traceback,
 never a finding), and replay never answers without a judged run.
 

@@ -44,7 +44,7 @@ def job_env(home: str, base: dict) -> dict:
 PENDING_PER_SLOT = 2  # beside the cases: one more job at once for every this many waiting
 PARALLEL_FROM = 8  # CPUs: under this, one job at a time beside the cases, in the runner itself
 # beside the cases, follow-ups take at most 1/N of the CPUs (N = 2 unless this says another N >= 1): a
-# knob to measure a smaller share with (issue 41), not a tuning the user needs
+# knob to measure a smaller share with, not a tuning the user needs
 SHARE_ENV = "SHAPEFUZZ_FOLLOWUP_SHARE"
 NO_ZYGOTE_ENV = "SHAPEFUZZ_NO_ZYGOTE"  # 1: every standalone check in a fresh process (to measure what the zygote saves)
 

@@ -1,4 +1,4 @@
-"""Coverage guidance (`shapefuzz run --guided`, issue 27): a pool of the
+"""Coverage guidance (`shapefuzz run --guided`): a pool of the
 programs that reached compiler lines no earlier case had (fuzz/judge/coverage.py),
 and mutants of them (strategies/mutate.py) interleaved with fresh draws.
 

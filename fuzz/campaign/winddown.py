@@ -1,5 +1,5 @@
 """When a timed campaign stops drawing cases, so that its findings are shrunk
-by its end (issue 26: at most 10% unshrunk when a 30-minute GPU campaign ends).
+by its end (the bar: at most 10% unshrunk when a 30-minute GPU campaign ends).
 
 A finding made in the last minutes cannot be shrunk before the time limit:
 its shrink takes minutes on CUDA (the search, then the standalone checks),

@@ -1,7 +1,7 @@
 """The triage of a campaign's entries, deferred until someone asks for the filing output.
 
 A triage (fuzz/findings/triage.py) costs a compile per row: on a GPU box it was the larger half of a
-new entry's follow-up CPU (73 of 124 CPU-s at the median, issue 41), spent on every entry, though
+new entry's follow-up CPU (73 of 124 CPU-s at the median), spent on every entry, though
 most are merged, set aside, known upstream or never filed. What it adds is for the filer: the
 report's ablation table and the title's "needs option X" and "also with static shapes", BUGS.md's
 titles, a CPU short repro for a CUDA finding that fails on CPU too. So a campaign shrinks its new

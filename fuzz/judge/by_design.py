@@ -74,7 +74,7 @@ def _broadcast_pairs(family: str, shapes: list) -> list:
 
 def unbacked_one_broadcast(p: Program) -> bool:
     """Whether an op broadcasts a data-dependent size that is 1 at every call against a size larger at some
-    call (symbolic.unbacked_one_meets): eager broadcasts it, the compiler asserts it does not (issue 40;
+    call (symbolic.unbacked_one_meets): eager broadcasts it, the compiler asserts it does not (by design;
     expected.py's unbacked-broadcast-assert)."""
     from fuzz.program.opdb import OPS
 

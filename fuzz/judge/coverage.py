@@ -1,4 +1,4 @@
-"""Which lines of PyTorch's compiler a case reaches (issue 27): the measure
+"""Which lines of PyTorch's compiler a case reaches: the measure
 for comparing generation modes, and the signal coverage guidance needs.
 
 sys.monitoring (Python 3.12+) LINE events, each location reported once per

@@ -14,10 +14,10 @@ side's observe hook:
   and dtype only, like an executable cache whose key misses what the graph
   computes (the seed's bug); it serves results of other programs too;
 - "wrong-on-as-strided": in a program with an as_strided view, every read is
-  off by one, as if the view's lowering were wrong (issue 27: step programs
+  off by one, as if the view's lowering were wrong (step programs once
   had no as_strided; the generator must reach it and the oracle see it);
 - "wrong-on-offset-as-strided": the same, only in a program with an as_strided
-  of a select or slice taking the implicit storage offset (issue 40: it must
+  of a select or slice taking the implicit storage offset (a window must
   start at the view's offset, past element 0; pytorch/xla#7859).
 """
 

@@ -3,7 +3,7 @@
 A shrink ends by running the entry's short repro (and, where needed, its harness) in a fresh Python
 process with compile caches of its own, to show that the finding needs no history
 (fuzz/findings/standalone.py). That process compiled again, from nothing, the kernels the shrink's
-last judge had compiled a moment before: about 28 CPU-s of checks per entry on a GPU box (issue 41).
+last judge had compiled a moment before: about 28 CPU-s of checks per entry on a GPU box.
 
 So the check's empty caches are seeded with the shrink's compiled kernels, as links, and with nothing
 else. What is shared is content-addressed only: a file named by the hash of what it holds (Inductor's

@@ -142,7 +142,7 @@ def api_of(template: str) -> str:
 def broadcast_operand(chosen: list) -> tuple:
     """A fresh operand that broadcasts to the first: its shape, derived sizes as 1, an exact data-dependent
     size as the input size it equals (its twin: an unbacked broadcast); one that is 1 at every call as its
-    twin, else as 2 (issue 40: an unbacked 1 against a larger size)."""
+    twin, else as 2 (an unbacked 1 against a larger size)."""
     a = chosen[0]
     return tuple(d if d.is_literal or d.is_symbol else d.twin if d.twin is not None
                  else Dim.literal(2 if unbacked_one(d) else 1, a.calls) for d in a.shape)

@@ -1,4 +1,4 @@
-"""The feature axes of pairwise coverage (issue 40): which conjunctions of a
+"""The feature axes of pairwise coverage (real bugs sit where two features meet): which conjunctions of a
 value's feature and the op that consumes it a program holds. One definition
 for the measure (scripts/pairs.py, scripts/reach.py --pairs) and the
 generator that aims at pairs (strategies/aim.py).

@@ -133,7 +133,7 @@ def _unbacked_equal(da: Dim, db: Dim) -> bool:
 def unbacked_one(d: Dim) -> bool:
     """An exact data-dependent size that is 1 at every call (mask_keep of the first row): eager broadcasts it
     against any size; the compiler assumes an unbacked size does not broadcast, by design, and checks that at
-    run time (issue 40: the judge classifies what the compiled run does there, fuzz/judge/expected.py)."""
+    run time (the judge classifies what the compiled run does there: fuzz/judge/expected.py)."""
     return d.is_exact_unbacked and set(d.values) == {1}
 
 
@@ -147,7 +147,7 @@ def unbacked_one_meets(a: tuple[Dim, ...], b: tuple[Dim, ...]) -> bool:
 
 def broadcastable(a: tuple[Dim, ...], b: tuple[Dim, ...]) -> bool:
     """Mutually broadcastable by key: equal keys, or one side a literal 1; or an exact data-dependent size
-    that equals the other at every call (an unbacked broadcast, issue 27), or is 1 at every call (issue 40:
+    that equals the other at every call (an unbacked broadcast), or is 1 at every call (there
     eager broadcasts it; the compiler asserts at run time that it does not, "Runtime assertion failed for
     expression u0 >= 2" on the eager stack, Inductor's size assert, by design)."""
     for da, db in zip(reversed(a), reversed(b)):

@@ -62,7 +62,7 @@ def run(cmd, timeout=300):
 
 
 PLANTED, PLANTED_SEED, N = "fuzz.planted:corrupt_large", 4, 12  # seed 4: findings in the first cases
-N_KILL = 40  # the node-kill run (at 24, after issue 40's merge, no worker node had judged a case by case 16): long enough that every node still has cases in flight when one is killed
+N_KILL = 40  # the node-kill run (at 24, once the generator drew unbacked sizes, no worker node had judged a case by case 16): long enough that every node still has cases in flight when one is killed
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ def test_planted_fault_found_in_a_generated_program_shrinks(fault):
 
 
 def test_a_planted_as_strided_fault_is_found_and_shrinks_to_the_view():
-    """Issue 27: step programs draw as_strided, and a fault that needs one is found in a few dozen programs
+    """Step programs draw as_strided, and a fault that needs one is found in a few dozen programs
     and shrinks to a creation, the view and a read."""
     evaluate = planted("wrong-on-as-strided")
     found = next(p for p in generate(step_programs(), seed_=21, count=100) if evaluate(p).is_finding)
@@ -45,7 +45,7 @@ def test_a_planted_as_strided_fault_is_found_and_shrinks_to_the_view():
 
 
 def test_a_planted_implicit_offset_as_strided_fault_is_found_and_shrinks_to_the_chain():
-    """Issue 40: an as_strided with the implicit storage offset of a select (a view past element 0) is drawn.
+    """An as_strided with the implicit storage offset of a select (a view past element 0) is drawn.
     A fault wrong only there is found in the default stream (seed 0) within 2,000 programs and shrinks to a
     creation, the select, the as_strided without offset and a read."""
     evaluate = planted("wrong-on-offset-as-strided")

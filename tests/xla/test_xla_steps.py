@@ -109,7 +109,7 @@ def test_generated_programs_cover_the_seed_patterns():
 
 
 def test_step_programs_draw_as_strided_and_fills_through_an_expanded_view():
-    """Issue 27: as_strided views in step programs, and writes through an expanded view (fill_ and
+    """As_strided views in step programs, and writes through an expanded view (fill_ and
     zero_, the writes eager allows there), each in at least 1% of the programs where they apply."""
     progs = list(generate(step_programs(), seed_=7, count=300))
     strided = sum(any(s.op == "as_strided" for _, s in p.steps()) for p in progs)
@@ -137,7 +137,7 @@ def test_an_overlapping_as_strided_view_is_refused(size, stride, ok):
 
 
 def test_as_strided_of_a_select_takes_the_implicit_offset_and_agrees_with_torch_xla():
-    """Issue 40: `v.as_strided(size, stride)` without an offset, v a select past element 0, is drawn (1% or
+    """`v.as_strided(size, stride)` without an offset, v a select past element 0, is drawn (1% or
     more of the programs), rendered without the offset (eager starts at v's storage offset), and judged ok on
     torch_xla 2.9, whose select keeps that offset (a slice's is lost: pytorch/xla#7859, not drawn)."""
     from fuzz.judge.steps import _implicit_offset_as_strided, run_step_program

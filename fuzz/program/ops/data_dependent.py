@@ -81,10 +81,10 @@ _op("bincount", lambda a: a.dtype in D.INTEGRAL or a.dtype == "bool", lambda a: 
     "bincount of an integer value (taken modulo a literal: non-negative)")
 
 
-# ---- a mask the program fixes: a data-dependent size the generator knows (issue 27) --------------------
+# ---- a mask the program fixes: a data-dependent size the generator knows, so it may broadcast it ------
 # `x[mask]` with a mask that keeps every row, or only the first: the compiler sees an unbacked size, the
 # generator knows it is x's leading size (or 1), so later ops may broadcast it against sizes equal to it
-# (symbolic.broadcastable), and a 1 against a larger size (issue 40: the compiler assumes an unbacked size does
+# (symbolic.broadcastable), and a 1 against a larger size (real code does; the compiler assumes an unbacked size does
 # not broadcast, by design, and asserts it at run time; fuzz/judge/expected.py calls that assert expected).
 # A flat form masks x.flatten() (its numel), and is how a 0-d value gets one.
 
@@ -99,7 +99,7 @@ def _kept(a, p) -> tuple:
 
 def _twin(a, p):
     """The leading dim mask_keep's size is taken from (of a 1-d value where flat), else None: the size it
-    equals (all rows), or broadcasts against where it is 1 (the first row; issue 40)."""
+    equals (all rows), or broadcasts against where it is 1 (the first row)."""
     return a.shape[0] if a.rank >= 1 and (not p["flat"] or a.rank == 1) else None
 
 
@@ -160,7 +160,7 @@ _op("item_arange", _item_ok, lambda a: _via_for(a).map(lambda v: {"via": v}),
     "arange of a length read from the data")
 
 
-# ---- a scalar read from the data, used as an op's argument (issue 27) -------------------------------
+# ---- a scalar read from the data, used as an op's argument (not only as a length) -----------------
 # The first element, read with item() or tolist(): under capture_scalar_outputs the compiler holds it as an
 # unbacked SymInt/SymFloat (else the graph breaks there). As a clamp bound, a fill or full value, or a pad
 # width (integers: int() of a float NaN would raise).
@@ -203,7 +203,7 @@ _op("item_pad", _item_ok, lambda a: _via_for(a).map(lambda v: {"via": v}),
     "pad the last dim by a width read from the data (0 to 2)", grad=False)
 
 
-# ---- a scalar read from another tensor than the one the op takes (issue 40) ---------------------------
+# ---- a scalar read from another tensor than the one the op takes (a bound computed elsewhere) --------
 # item_clamp and item_full read their own operand. Here the scalar comes from a second operand of the same dtype
 # and another storage (its first element): clamp(x, min=y[0]) is drawn in backward programs too, where the
 # bound's tensor may itself require grad (item() reads it without a gradient).

@@ -67,7 +67,7 @@ def _pad_params(a: ValueInfo):
     modes = [m for m in PAD_MODES if _pad_mode_possible(m, a)]
 
     # A computed float value of rank 2 or 3 (what mm and bmm take) draws constant pads of two dims more
-    # often: a cropping pad of a computed value feeding a matrix op (issue 27) was 0 in 3000 programs.
+    # often: a cropping pad of a computed value feeding a matrix op was 0 in 3000 programs without it.
     crop_prone = not a.is_input and D.is_floating(a.dtype) and a.rank in (2, 3) and "constant" in modes
 
     def draw(draw_):
@@ -77,13 +77,13 @@ def _pad_params(a: ValueInfo):
                                                         else 0)))
         ws = []
         dims = _pad_dims(a, pairs)
-        # A crop of every padded dim, at times (issue 27: a cropping pad of two dims fed a matrix op in 0 of
+        # A crop of every padded dim, at times (without it a cropping pad of two dims fed a matrix op in 0 of
         # 600 programs): its left widths are -1, where each dim is >= 1 at every call.
         crop = mode == "constant" and pairs >= 2 and all(a.shape[d].min >= 1 for d in dims) \
             and draw_(st.sampled_from(_CROP + (True, True) * crop_prone))
         # A crop of a computed value is at times a shift (-1 left, 1 right): the sizes stay the symbols, so
         # a matrix op can take a fresh operand that fits (none fits a derived size such as s0-1). Else, at
-        # times, it only shrinks (right widths 0, or -1 where the dim is >= 2 at every call): issue 40's
+        # times, it only shrinks (right widths 0, or -1 where the dim is >= 2 at every call): before,
         # shrinking crops consumed by matrix products (those that make their weight, or gram) were 0 in 3000.
         how = draw_(st.sampled_from(("shift", "shrink", "shrink"))) if crop and crop_prone else "free"
         for d in dims:

@@ -209,7 +209,7 @@ divlike("fmod", "torch.fmod")
 divlike("div_trunc", "torch.div", ", rounding_mode='trunc'")
 divlike("div_floor", "torch.div", ", rounding_mode='floor'")
 _float_result = lambda x, y: D.floating_result(D.promote(x, y))  # noqa: E731
-# bool operands promote in these as eager promotes them (issue 27: "ldexp and friends")
+# bool operands promote in these as eager promotes them (ldexp, copysign and the divisions took no bool before)
 binary("copysign", "torch.copysign({a}, {b})", _ANY, result=_float_result, api="torch.copysign", decides=(1,))
 binary("ldexp", "torch.ldexp({a}, {b})", _ANY, result=_float_result,
        render=lambda n, i: f"torch.ldexp({n[0]}, {n[1]}.to(torch.int32).clamp(-8, 8))" if not D.is_floating(i[1].dtype)

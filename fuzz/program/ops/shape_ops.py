@@ -203,7 +203,7 @@ def _ratio(a, to: str) -> float:
 def _view_dtype_targets(a) -> list:
     """The params view_dtype may take for `a`, simplest first: an integer read as another integer of the same
     size, then of a smaller size (its last dim grows), then of a larger one (the last dim shrinks: it must
-    divide at every call); a float read as an integer of its size or smaller, and back (issue 27).
+    divide at every call); a float read as an integer of its size or smaller, and back.
     Float sources go back at once: the bits of a float result (-0.0, NaN payloads, its last bit's rounding) are
     not specified, so reading them as integers would flag correct compilers. They stay integers only where they
     are a program input's own data, read through views (bits_fixed): random normal values, finite and never
@@ -219,7 +219,7 @@ def _view_dtype_targets(a) -> list:
         return out
     if a.dtype in D.FLOATING and a.rank >= 1:
         out = [{"to": t, "back": True} for t in _INTS if _ratio(a, t) >= 1]
-        # kept as an integer (issue 40) only where the bits are an input's own data (ValueInfo.bits_fixed): three
+        # kept as an integer (not only read back) where the bits are an input's own data (bits_fixed): three
         # draws of four there, since few float values are an input's own
         return out + ([{"to": t} for t in _INTS if _ratio(a, t) >= 1] * 3 if a.bits_fixed else [])
     return []

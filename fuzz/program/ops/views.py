@@ -181,9 +181,9 @@ view_op("reshape", lambda a: a.rank >= 1,
         doc="reshape keeping the leading dims and merging the rest (sizes spelled out: -1 is ambiguous at numel 0)")
 
 
-# A literal shape, as users write it: reshape(-1, k) or view(-1, k) (issue 27). k divides the element count at
+# A literal shape, as users write it: reshape(-1, k) or view(-1, k). k divides the element count at
 # every call, and the count is never 0 (-1 is ambiguous there). A dynamic count makes the compiler guard k | numel.
-# Issue 40: also of a data-dependent count (the compiler cannot know it): (-1, 1) of any count, 0 and sizes known
+# Also of a data-dependent count (the compiler cannot know it): (-1, 1) of any count, 0 and sizes known
 # only from below included (no k to divide, no guard: its symbols may be marked unbacked), (-1, k) of one the
 # program fixes (mask_keep), and reshape(1) where the count is 1 at every call.
 _LITERAL_LAST = (2, 3, 4, 8)
@@ -242,13 +242,13 @@ view_op("reshape_lit", lambda a: a.rank >= 1,
 def _squeezable(a) -> list:
     """Dims that are sizes (not a literal 1) and are 1 at every call or at none: squeeze drops the first kind and
     keeps the second, so the rank is the same at every call. A size known only from below could be either; one
-    the program fixes (mask_keep) is known here though the compiler cannot know it (issue 40)."""
+    the program fixes (mask_keep) is known here though the compiler cannot know it."""
     return [i for i, d in enumerate(a.shape) if not d.is_literal and not d.is_bound_only
             and len({v == 1 for v in d.values}) == 1]
 
 
 # No guard: the compiler decides a squeeze of a size without one (whether it is 1 is not known while it traces
-# a dim marked unbacked or a data-dependent one), so its symbols may be marked unbacked (issue 40).
+# a dim marked unbacked or a data-dependent one), so its symbols may be marked unbacked.
 view_op("squeeze_dynamic", lambda a: bool(_squeezable(a)),
         lambda a: st.sampled_from(_squeezable(a)).map(lambda d: {"dim": d}),
         lambda a, p: None if p.get("dim") in _squeezable(a) else "squeeze_dynamic needs a size dim, 1 at all calls or none",
@@ -282,7 +282,7 @@ view_op("as_strided", lambda a: a.rank >= 1,
         doc="as_strided on a program input: its own sizes/strides permuted, one size maybe halved")
 
 
-# as_strided on any value (issue 27), of a contiguous copy of it (a clone: contiguous() of a slice would keep its
+# as_strided on computed values too, of a contiguous copy of it (a clone: contiguous() of a slice would keep its
 # storage and offset, and as_strided's offset is counted from the storage's start), whose layout the generator
 # knows: numel elements from offset 0. Free sizes, strides and offset. "window": sizes from the element count
 # (dynamic where it is), every k-th element in rows of m; "literal": literal sizes and strides (0 among them:

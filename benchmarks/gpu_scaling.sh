@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Scaling over GPUs (issue 26): the same seed's campaign on one GPU with 16
+# Scaling over GPUs: the same seed's campaign on one GPU with 16
 # workers (`one`) or with the default command, every GPU and a worker per CPU
 # (`all`), each a soak of SECONDS sampled every 20 s (scripts/soak.sh), then its
 # sustained rate and the workers' busy share (scripts/case_rate.py). Run both
 # on one machine (one lease): their ratio is the figure. `pinned` is `one` held
 # to 16 CPUs (taskset), the share of the box a one-GPU box of 16 CPUs has: its
 # follow-ups then compete with its cases, as the 4-GPU run's do.
-#   bash scripts/gpu_scaling.sh OUT SECONDS SEED one|pinned|all
+#   bash benchmarks/gpu_scaling.sh OUT SECONDS SEED one|pinned|all
 set -uo pipefail
 out=${1:?usage: gpu_scaling.sh OUT SECONDS SEED one|pinned|all}
 seconds=${2:?}; seed=${3:?}; which=${4:?}

@@ -1,5 +1,5 @@
 #!/bin/bash
-# One side of an issue-41 A/B on the GPU box (carry .whl/ with the regex wheel): LABEL TREE SEED TIME DRAIN
+# One side of a follow-up cost A/B on the GPU box (carry .whl/ with the regex wheel): LABEL TREE SEED TIME DRAIN
 # Runs TREE's campaign under runs/ab/LABEL, then drains its follow-ups; a tarball of the state under $OUT.
 set -u
 label=$1; tree=$2; seed=$3; t=$4; drain=$5

@@ -5,7 +5,7 @@ campaign had workers. Prints the floor's seconds per program beside the
 campaign's seconds per case for the same programs: what the oracle (eager and
 compiled over the whole schedule, strides, recompiles, backward) costs on top.
 
-    PYTHONPATH=. python3 scripts/floor_rate.py runs/gpu/state --cases 320 --procs 16
+    PYTHONPATH=. python3 benchmarks/floor_rate.py runs/gpu/state --cases 320 --procs 16
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 # (case_rate.py), stats, raw cases.jsonl and, with `floor`, floor_rate.py.
 # Everything lands in $OUT as NAME*. Two trees on one warm machine give an
 # A/B of the same program stream (docs/benchmarks.md).
-#   bash scripts/gpu_rate.sh TREE NAME [floor]
+#   bash benchmarks/gpu_rate.sh TREE NAME [floor]
 set -u
 TREE=$1; NAME=$2; T=${GPU_RATE_TIME:-310}
 S=/tmp/$NAME
@@ -17,5 +17,5 @@ rm -rf $S; mkdir -p $S
 PYTHONPATH=$PWD python scripts/case_rate.py $S/st > $OUT/${NAME}_rate.json 2>&1
 cp $S/st/cases.jsonl $OUT/${NAME}_cases_raw.jsonl
 if [ "${3:-}" = floor ]; then
-  PYTHONPATH=$PWD timeout ${FLOOR_TIMEOUT:-170} python scripts/floor_rate.py $S/st --cases ${FLOOR_CASES:-240} --procs 16 > $OUT/${NAME}_floor.json 2>&1
+  PYTHONPATH=$PWD timeout ${FLOOR_TIMEOUT:-170} python benchmarks/floor_rate.py $S/st --cases ${FLOOR_CASES:-240} --procs 16 > $OUT/${NAME}_floor.json 2>&1
 fi

@@ -3,7 +3,7 @@ too): draws the programs `shapefuzz run` would draw (same strategy, seed and ord
 as there) and runs each through the judge's loop with eager in place of the compiled callable, backward
 too where the program asks for gradients. No compiler runs, so it takes seconds per hundred programs.
 
-    PYTHONPATH=. .venv/bin/python scripts/eager_valid.py --count 600 --seed 1 --pair-aimed [--json FILE]
+    PYTHONPATH=. .venv/bin/python benchmarks/eager_valid.py --count 600 --seed 1 --pair-aimed [--json FILE]
 
 Prints the count and each refusal's message, by message; --json also writes the refused programs.
 as_strided_free's `oob` draws are refused on purpose (docs/generator.md): they are counted apart.

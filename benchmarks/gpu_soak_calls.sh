@@ -4,9 +4,9 @@
 # call leaves what it saw under $OUT (the CSV and a tarball of the state so far), and a lost box costs only
 # the rest of the run. Carry .whl/ (see docs/benchmarks.md); the soak runs from a private copy of the repo
 # (/root/soakrepo), so the tree each call sends does not change code under a running campaign.
-#   bash scripts/gpu_soak_calls.sh start SECONDS SEED WATCH   # start, then watch for WATCH s (first call)
-#   bash scripts/gpu_soak_calls.sh watch WATCH                # watch WATCH s more (each middle call)
-#   bash scripts/gpu_soak_calls.sh finish [LIMIT]             # wait for the end (at most LIMIT s), collect
+#   bash benchmarks/gpu_soak_calls.sh start SECONDS SEED WATCH   # start, then watch for WATCH s (first call)
+#   bash benchmarks/gpu_soak_calls.sh watch WATCH                # watch WATCH s more (each middle call)
+#   bash benchmarks/gpu_soak_calls.sh finish [LIMIT]             # wait for the end (at most LIMIT s), collect
 set -u
 what=${1:?usage: gpu_soak_calls.sh start SECONDS SEED WATCH | watch WATCH | finish [LIMIT]}
 root=/root/soak

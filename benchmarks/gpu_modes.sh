@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The generation-mode comparison on a GPU box (issues 27 and 40).
+# The generation-mode comparison on a GPU box (blind, swarm, pair-aimed).
 # One side: a fresh CUDA campaign of TIME with the shipped known-issues rules, its follow-ups drained for at
 # most DRAIN seconds, then its stats under OUT:
-#   bash scripts/gpu_modes.sh OUT MODE [SEED] [TIME] [DRAIN]     MODE: blind, swarm or pair (--pair-aimed)
+#   bash benchmarks/gpu_modes.sh OUT MODE [SEED] [TIME] [DRAIN]     MODE: blind, swarm or pair (--pair-aimed)
 # All three at once (MODE three): blind, swarm and pair-aimed, each a campaign with --coverage on its own
 # CPUs of the one GPU for TIME seconds, their follow-ups drained for DRAIN, then each run's compiler lines,
-# distinct bugs and pairwise coverage (scripts/compare_modes.py --pairs) in OUT/three.txt and OUT/modes.json:
-#   bash scripts/gpu_modes.sh OUT three 31 150 60               # about 7 minutes on a 16-CPU box
+# distinct bugs and pairwise coverage (benchmarks/compare_modes.py --pairs) in OUT/three.txt and OUT/modes.json:
+#   bash benchmarks/gpu_modes.sh OUT three 31 150 60               # about 7 minutes on a 16-CPU box
 # Knobs (env) for MODE three: DEVICE (cuda), BACKEND (inductor), CPUS (three taskset lists, "1-5 6-10 11-15"),
 # GPU (0), NO_COVERAGE=1 (campaigns without --coverage: a check on Python < 3.12).
 set -uo pipefail
@@ -23,7 +23,7 @@ if [ "$mode" = three ]; then
   read -r c1 c2 c3 <<< "${CPUS:-1-5 6-10 11-15}"
   dev=${DEVICE:-cuda} be=${BACKEND:-inductor}
   gpu=""; [ "$dev" = cuda ] && gpu=":${GPU:-0}"
-  "$PY" scripts/compare_modes.py "$out" --time "${time%s}" --drain "$drain" --seed "$seed" --pairs \
+  "$PY" benchmarks/compare_modes.py "$out" --time "${time%s}" --drain "$drain" --seed "$seed" --pairs \
       ${NO_COVERAGE:+--no-coverage} --run "blind:$dev:$be:blind:$c1$gpu" --run "swarm:$dev:$be:swarm:$c2$gpu" \
       --run "pair:$dev:$be:pair:$c3$gpu" > "$out/three.txt" 2>&1
   rc=$?

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# The GPU part of issue 25 in one device call: check every short repro of
+# The corpus checked on a GPU box in one device call: check every short repro of
 # corpus/ standalone, record the (partial) affected range of each CUDA entry
 # under this machine's torch, then start a default 4-minute CUDA campaign into
 # a fresh corpus (the shipped known-issues rules apply) and leave its
 # follow-ups queued for `shapefuzz followup runs/c$SEED` (a second call).
-#   bash scripts/gpu_issue25.sh OUT [SEED]
+#   bash benchmarks/gpu_corpus_check.sh OUT [SEED]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${1:?usage: gpu_issue25.sh OUT [SEED]}
+out=${1:?usage: gpu_corpus_check.sh OUT [SEED]}
 seed=${2:-31}
 PY=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1
-bash scripts/check_repros.sh "$out" corpus
+bash benchmarks/check_repros.sh "$out" corpus
 "$PY" -m fuzz versions corpus --python "$PY" --jobs 16 2>&1 | tee "$out/versions.log"
 tar czf "$out/entries.tgz" corpus/*/repro.py corpus/*/meta.json
 state=runs/c$seed

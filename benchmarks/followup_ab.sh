@@ -6,9 +6,9 @@
 # bugs and the time to each). serial (the default): one after the other, each
 # with every CPU, as a user runs it; pinned: both at once, each on half the
 # CPUs (taskset), when the lease is short.
-#   bash scripts/followup_ab.sh OUT OLD NEW SEED TIME [serial|pinned] [DRAIN] [-- run args...]
+#   bash benchmarks/followup_ab.sh OUT OLD NEW SEED TIME [serial|pinned] [DRAIN] [-- run args...]
 #   git archive OLDREV | (mkdir -p runs/ab-old && tar -x -C runs/ab-old)   # the old one, in an ignored folder
-#   bash scripts/followup_ab.sh /tmp/ab runs/ab-old . 43 300s serial 600 -- --device cuda
+#   bash benchmarks/followup_ab.sh /tmp/ab runs/ab-old . 43 300s serial 600 -- --device cuda
 # ONLY=old or ONLY=new runs that side alone (a device call of 10 minutes holds one side: run the
 # other in the next call, on the same warm machine); the table comes once both sides are there.
 set -uo pipefail

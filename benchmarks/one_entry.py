@@ -1,7 +1,7 @@
-"""Issue 13's measure: a CPU campaign with default flags against each planted
+"""One bug, one entry: a CPU campaign with default flags against each planted
 backend (fuzz/planted.py), and how many corpus entries each one leaves.
 
-    python3 scripts/one_entry.py [--cases 300] [--seed 4] [--only NAME ...] [--out runs/one_entry]
+    python3 benchmarks/one_entry.py [--cases 300] [--seed 4] [--only NAME ...] [--out runs/one_entry]
 
 Prints one row per backend: raw signatures, entries, the minimal ops of each
 entry and the wall time, then writes the rows to OUT/one_entry.json.

@@ -1,7 +1,7 @@
 """Shrink figures: generate findings with the planted-bug backends, shrink
 each with its signature pinned, print a table and the medians.
 
-    PYTHONPATH=. .venv/bin/python scripts/shrink_figures.py [--per-backend 3] [--min-ops 10] [--relaxed]
+    PYTHONPATH=. .venv/bin/python benchmarks/shrink_figures.py [--per-backend 3] [--min-ops 10] [--relaxed]
 
 Findings are the first programs (of at least --min-ops ops, from
 strategies.programs with --max-ops) that a planted backend gets wrong, at most

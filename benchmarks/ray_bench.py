@@ -2,7 +2,7 @@
 against the one-machine pool, same seed, backend and cases: the figures of
 docs/cluster.md.
 
-    .venv/bin/python scripts/ray_bench.py --nodes 3 --cases 100            # aot_eager, seed 1
+    .venv/bin/python benchmarks/ray_bench.py --nodes 3 --cases 100            # aot_eager, seed 1
 
 Starts a head and NODES-1 worker nodes with `ray start --num-cpus 1` each
 (127.0.0.1, a temp dir of their own; tests/ray/raycluster.py), runs the

@@ -3,7 +3,7 @@
 # repro standalone on this machine (`shapefuzz repro CORPUS --check`): CUDA
 # entries need a GPU box. OUT gets the log and a tarball of what changed in the
 # entries (repro.py, meta.json), to unpack over corpus/.
-#   bash scripts/check_repros.sh OUT [CORPUS]
+#   bash benchmarks/check_repros.sh OUT [CORPUS]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: check_repros.sh OUT [CORPUS]}

@@ -6,7 +6,7 @@ share of cases that have it, their mean seconds and their share of all case
 seconds. Run it with the Hypothesis version the campaign ran with (on the same
 machine), or the regenerated programs differ.
 
-    PYTHONPATH=. python3 scripts/case_costs.py runs/gpu/state [--top 12]
+    PYTHONPATH=. python3 benchmarks/case_costs.py runs/gpu/state [--top 12]
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 # apply), its follow-ups drained for at most DRAIN seconds (Ctrl-C-safe: the
 # same command drains the rest), then stats, BUGS.md, disk use and a tarball
 # of the corpus under OUT. A second call with the same SEED only drains.
-#   bash scripts/gpu_campaign.sh OUT [SEED] [TIME] [DRAIN]
+#   bash benchmarks/gpu_campaign.sh OUT [SEED] [TIME] [DRAIN]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu_campaign.sh OUT [SEED] [TIME] [DRAIN]}

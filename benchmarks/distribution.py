@@ -4,8 +4,8 @@ op families, ops, pad modes, dim markings, `dynamic=`, compile modes, Inductor
 flags, dtypes, layouts, ranks, op counts and calls per case; with --eager N,
 also the share of the first N programs eager runs at every call.
 
-    PYTHONPATH=. .venv/bin/python scripts/distribution.py --count 1000 --eager 300
-    PYTHONPATH=. python3 scripts/distribution.py --device cuda --seed 11 --count 4142   # the GPU campaign's
+    PYTHONPATH=. .venv/bin/python benchmarks/distribution.py --count 1000 --eager 300
+    PYTHONPATH=. python3 benchmarks/distribution.py --device cuda --seed 11 --count 4142   # the GPU campaign's
 """
 
 from __future__ import annotations

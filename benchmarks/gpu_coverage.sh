@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # --coverage on a GPU box (Python 3.12+): its tests, then its overhead: the same CUDA campaign (seed, cases)
 # without and with --coverage, one after the other, no follow-ups; mean worker seconds a case from cases.jsonl.
-#   bash scripts/gpu_coverage.sh OUT [CASES] [SEED]
+#   bash benchmarks/gpu_coverage.sh OUT [CASES] [SEED]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu_coverage.sh OUT [CASES] [SEED]}

@@ -1,12 +1,12 @@
-"""The generation-mode comparison of issue 27, side by side at equal time: blind,
-swarm, swarm plus coverage guidance and pair-aimed draws (issue 40), each a fresh
+"""The generation-mode comparison, side by side at equal time: blind,
+swarm, swarm plus coverage guidance and pair-aimed draws, each a fresh
 campaign with --coverage (the lines are the measure), run at once, each pinned to
 its own CPUs (and GPU), then their follow-ups drained for the same time, then one
 table. With --pairs, also the pairwise coverage (scripts/reach.py --pairs) of the
 programs each run drew (the same seed's first CASES programs; not for guided, whose
 mutants the stream does not hold).
 
-    python scripts/compare_modes.py OUT --time 400 --drain 120 --seed 31 \
+    python benchmarks/compare_modes.py OUT --time 400 --drain 120 --seed 31 \
         --run gpu-blind:cuda:inductor:blind:0-15:0 --run cpu-guided:cpu:aot_eager:guided:48-52
 
 A run is NAME:DEVICE:BACKEND:MODE:CPUS[:GPU], MODE one of blind, swarm, guided

@@ -1,8 +1,8 @@
-"""Where a fresh repro.py's CPU goes (issue 41): the CPU-s of fresh processes that import torch, initialise
+"""Where a fresh repro.py's CPU goes: the CPU-s of fresh processes that import torch, initialise
 CUDA, import Dynamo and Inductor, compile x + 1; then of each given repro cold, with a warm Triton cache, with
 both caches warm, and under cProfile (profiles and their top 45 under $OUT). Needs CUDA.
 
-    python3 scripts/check_import_cost.py REPRO.py [REPRO.py ...]
+    python3 benchmarks/check_import_cost.py REPRO.py [REPRO.py ...]
 """
 import os, resource, subprocess, sys, tempfile, time, glob, shutil
 here = os.path.dirname(os.path.abspath(__file__))

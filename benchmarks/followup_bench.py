@@ -7,7 +7,7 @@ for), its wall seconds and
 scripts/followup_cost.py's job figures, one column per checkout. Unlike a
 campaign's, the entries are the same for every version.
 
-    python3 scripts/followup_bench.py OUT CORPUS OLD_CHECKOUT NEW_CHECKOUT [--label old --label new]
+    python3 benchmarks/followup_bench.py OUT CORPUS OLD_CHECKOUT NEW_CHECKOUT [--label old --label new]
         [--jobs shrink,triage --jobs shrink] [--budget 300] [--timeout 300]
 
 --jobs, one per checkout in order: the job types queued per entry (default shrink,triage), what that
@@ -74,7 +74,7 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float, default=300.0, help="a shrink's time budget (the campaign's default)")
     ap.add_argument("--timeout", type=float, default=300.0, help="per case")
     args = ap.parse_args(argv)
-    import followup_cost  # noqa: E402 - scripts/ beside this one
+    import followup_cost  # noqa: E402 - scripts/followup_cost.py (on the path: see the end of this file)
 
     labels = args.label + [Path(c).resolve().name for c in args.checkouts[len(args.label):]]
     rows = []
@@ -103,5 +103,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(HERE.parent / "scripts"))
     sys.exit(main())

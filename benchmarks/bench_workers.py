@@ -13,7 +13,7 @@ cache dirs, FX graph cache off), so no pass is served by another's kernels;
 the bare floor runs last, so it alone may reuse in-memory code. Each line is
 printed as soon as it is measured: a bench cut short still reports.
 
-    PYTHONPATH=. .venv/bin/python scripts/bench_workers.py --cases 40 --workers 2
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_workers.py --cases 40 --workers 2
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ short repro runs standalone in a fresh process, alternately with empty caches (c
 seeded from this process's kernels (warm). Prints the CPU-seconds of each run (the fresh process and its
 children) and whether it failed as the finding did.
 
-    python3 scripts/standalone_check_cost.py CORPUS/ENTRY [--rounds 2]
+    python3 benchmarks/standalone_check_cost.py CORPUS/ENTRY [--rounds 2]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A measured session on a GPU box, in phases that fit short leases (a lease
 # may end between phases; the campaign resumes from its state dir):
-#   bench     scripts/bench_workers.py on Inductor CUDA: bare floor,
+#   bench     benchmarks/bench_workers.py on Inductor CUDA: bare floor,
 #             in-process, pool of 1, pool of K
 #   campaign  `shapefuzz run` on CUDA, every compile mode and the CUDA flag
 #             menu, until CAMPAIGN_SECS in total over all phases (resumes);
@@ -12,7 +12,7 @@
 # The corpus and state live in runs/gpu/; each phase ends by packing them
 # (without the workers' compile caches) into OUTDIR/gpu_runs.tgz, and a
 # phase on a fresh machine first unpacks gpu-carry/gpu_runs.tgz if present.
-#   bash scripts/gpu_session.sh OUTDIR PHASE...
+#   bash benchmarks/gpu_session.sh OUTDIR PHASE...
 # Knobs (env): K workers (8), SEED (11), BENCH_CASES (12), BENCH_SECS (200),
 # CAMPAIGN_SECS (1260), STOP_SECS (560), SHRINK_SECS (150), TRIAGE_SECS (200),
 # REPLAY_SECS (120).
@@ -42,7 +42,7 @@ for phase in "$@"; do
   case $phase in
   bench)
     stamp "bench: ${BENCH_CASES:-12} programs, pools of 1 and $K"
-    timeout "${BENCH_SECS:-200}" $PY scripts/bench_workers.py --backend inductor --device cuda \
+    timeout "${BENCH_SECS:-200}" $PY benchmarks/bench_workers.py --backend inductor --device cuda \
         --cases "${BENCH_CASES:-12}" --workers "$K" --repeat 1 > "$OUTDIR/bench.log" 2>&1
     stamp "bench exit $?";;
   campaign)

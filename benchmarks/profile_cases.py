@@ -5,7 +5,7 @@ profiles and prints the cumulative seconds of the judge's phases (Dynamo,
 AOTAutograd, Inductor codegen, Triton compile, autotuning benchmarks,
 cudagraphs, eager, comparison) and the top functions.
 
-    PYTHONPATH=. python3 scripts/profile_cases.py --device cuda --seed 11 --cases 240 --procs 12
+    PYTHONPATH=. python3 benchmarks/profile_cases.py --device cuda --seed 11 --cases 240 --procs 12
 """
 
 from __future__ import annotations

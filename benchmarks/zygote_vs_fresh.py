@@ -1,7 +1,7 @@
 """Each given repro.py run through a zygote (fuzz/judge/zygote.py) and in a fresh process: exit code, CPU-s,
-wall s and the last stderr line of each, to compare (issue 41).
+wall s and the last stderr line of each, to compare.
 
-    PYTHONPATH=. python3 scripts/zygote_vs_fresh.py REPRO.py [REPRO.py ...]
+    PYTHONPATH=. python3 benchmarks/zygote_vs_fresh.py REPRO.py [REPRO.py ...]
 """
 import os, sys, glob, time
 sys.path.insert(0, os.getcwd())
