@@ -58,12 +58,15 @@ def _resolve(*, lift_constraint: bool, timeout: float) -> str:
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
                            stdin=subprocess.DEVNULL)
-        found = [i["metadata"]["version"] for i in json.loads(r.stdout or "null")["install"]
-                 if i["metadata"]["name"].lower() == "torch"]
-    except (OSError, subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as e:
-        raise ReleaseError(f"the newest torch release is unknown here: pip could not resolve it "
-                           f"({type(e).__name__})") from None
-    if r.returncode != 0 or len(found) != 1 or not RELEASE.match(str(found[0])):
+    except (OSError, subprocess.TimeoutExpired) as e:
+        reason = f"no answer within {timeout:g} s" if isinstance(e, subprocess.TimeoutExpired) else str(e)
+        raise ReleaseError(f"the newest torch release is unknown here: pip could not resolve it ({reason})") from None
+    try:  # pip's JSON report; where it failed (no index reachable) there is none, and its last error line says why
+        found = [i["metadata"]["version"] for i in json.loads(r.stdout)["install"]
+                 if i["metadata"]["name"].lower() == "torch"] if r.returncode == 0 else []
+    except (ValueError, KeyError, TypeError, AttributeError):
+        found = []
+    if len(found) != 1 or not RELEASE.match(str(found[0])):
         tail = " ".join((r.stderr or "").strip().splitlines()[-1:])[:200]
         raise ReleaseError(f"the newest torch release is unknown here: pip could not resolve it "
                            f"({tail or 'no answer'})")

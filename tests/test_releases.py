@@ -184,3 +184,18 @@ def test_a_cpu_twin_that_passes_on_the_new_release_is_fixed_there_not_forgotten(
     from fuzz.findings.versions import newest_checked
 
     assert newest_checked(never) is None and newest_checked(got) == ("2.15.0", PASSES)
+
+
+@pytest.mark.parametrize("stdout, stderr", [("", "ERROR: No matching distribution found for torch"),
+                                            ("null", "ERROR: Could not find a version that satisfies the requirement"),
+                                            ('{"install": "x"}', "")])
+def test_a_pip_that_cannot_resolve_says_why_in_its_own_words(monkeypatch, stdout, stderr):
+    """No index reachable (a GPU box offline): pip exits 1 with no JSON report; the reason is pip's last
+    error line, not the name of a Python exception."""
+    import subprocess
+
+    monkeypatch.delenv("SHAPEFUZZ_NEWEST_TORCH", raising=False)
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 1, stdout, stderr))
+    with pytest.raises(releases.ReleaseError) as e:
+        releases.allowed()
+    assert str(e.value).endswith(f"({stderr or 'no answer'})") and "Error)" not in str(e.value)
