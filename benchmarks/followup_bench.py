@@ -1,7 +1,7 @@
 """The follow-ups of the same entries under several code versions: for each
 checkout, a fresh copy of CORPUS (entries as found, unshrunk), a shrink and a
 triage job queued per entry, and that checkout's follow-up runner (`python -m
-fuzz.campaign.followup`) run to the end; then the CPU-seconds of its whole
+fuzz.campaign.followups.runner`) run to the end; then the CPU-seconds of its whole
 process tree (every job, check and sandbox worker: the children it waited
 for), its wall seconds and
 scripts/followup_cost.py's job figures, one column per checkout. Unlike a
@@ -39,7 +39,7 @@ def run_version(out: Path, corpus: Path, tree: Path, budget: float, timeout: flo
     shutil.copytree(corpus, copy, ignore=shutil.ignore_patterns("*.lock", ".index.json"))
     entries = sorted(d.name for d in copy.iterdir() if (d / "signature.json").is_file())
     params = {"corpus": str(copy), "budget": budget, "timeout": timeout}
-    with open(state / "jobs.jsonl", "w") as f:  # the campaign's queue (fuzz/campaign/followup.py JobLog)
+    with open(state / "jobs.jsonl", "w") as f:  # the campaign's queue (fuzz/campaign/followups/runner.py JobLog)
         for e in entries:
             for t in types:
                 f.write(json.dumps({"job": f"{t}:{e}", "event": "queued", "time": time.time(), "type": t,
@@ -55,7 +55,7 @@ def run_version(out: Path, corpus: Path, tree: Path, budget: float, timeout: flo
                   "TMPDIR": str(home / "tmp")}
         for d in caches.values():
             os.makedirs(d, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "fuzz.campaign.followup", str(state)], cwd=tree, stdout=log,
+        subprocess.run([sys.executable, "-m", "fuzz.campaign.followups.runner", str(state)], cwd=tree, stdout=log,
                        stderr=subprocess.STDOUT, env={**os.environ, **caches, "PYTHONPATH": str(tree)})
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime

@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from fuzz.campaign.generate import generate  # noqa: E402
 from fuzz.judge.runner import run_case  # noqa: E402
-from fuzz.findings.shrink import shrink  # noqa: E402
+from fuzz.findings.shrink.entry import shrink  # noqa: E402
 from fuzz.findings.signature import signature  # noqa: E402
 
 PLANTED = ("wrong_on_odd_reflect", "corrupt_large", "storage_error_on_pad", "mutate_input")

@@ -30,8 +30,8 @@ def main(argv=None) -> int:
     os.environ["TRITON_CACHE_DIR"] = os.path.join(home, "triton")
     try:
         from fuzz import cputime
-        from fuzz.findings.corpus import Corpus
-        from fuzz.findings.scripts import entry_scripts
+        from fuzz.findings.store.corpus import Corpus
+        from fuzz.findings.store.scripts import entry_scripts
         from fuzz.judge.runner import run_case
         from fuzz.judge.warm_kernels import reusing
         from fuzz.program.short_repro import check_short_repro

@@ -1,4 +1,4 @@
-"""CPU-seconds of follow-up work, by kind, for jobs.jsonl (fuzz/campaign/followup.py).
+"""CPU-seconds of follow-up work, by kind, for jobs.jsonl (fuzz/campaign/followups/runner.py).
 
 A job's work is spread over processes: its compute (a shrink's or a triage's
 judging) in a process of its own or in the runner, the standalone checks

@@ -1,5 +1,5 @@
 """The one way in for a file that someone else wrote: a program file, a corpus
-entry's files (fuzz/findings/corpus_files.py), a campaign's state files
+entry's files (fuzz/findings/store/corpus_files.py), a campaign's state files
 (fuzz/campaign/state_files.py) and the scripts and reports an entry stores.
 
 A file is opened without blocking (a FIFO or a device would wait forever for

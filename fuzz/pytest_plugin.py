@@ -43,7 +43,7 @@ def pytest_addoption(parser) -> None:
 def _item_name(d: Path) -> str:
     """KEY: SIGNATURE TEXT, read without validating (a corrupt entry still
     gets a test, which then errors)."""
-    from fuzz.findings.corpus_files import read
+    from fuzz.findings.store.corpus_files import read
 
     try:  # through the corpus-file loader all the same (a plain file, capped, its schema)
         text = read(d / "signature.json").get("text", "")
@@ -73,7 +73,7 @@ class CorpusItem(pytest.Item):
         self.add_marker(pytest.mark.shapefuzz_corpus)
 
     def setup(self) -> None:
-        from fuzz.findings.corpus import Corpus, CorpusError
+        from fuzz.findings.store.corpus import Corpus, CorpusError
 
         try:
             self.entry = Corpus(self.entry_dir.parent).load(self.entry_dir)

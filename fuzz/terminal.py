@@ -1,4 +1,4 @@
-"""The one way text from data reaches a terminal (fuzz/findings/markdown.py
+"""The one way text from data reaches a terminal (fuzz/findings/report/markdown.py
 is the one way it reaches Markdown).
 
 A verdict's exc_type, a message, a config value, a rule's URL can hold

@@ -148,6 +148,61 @@ def tracker_citations() -> list[str]:
     return out
 
 
+# The layers of findings and campaign, lowest first: a module imports only modules of its own layer or
+# lower ones (function-level imports count). The process pool is the campaign's, but the shrink, the
+# triage and the replay judge in it too, so it lies below everything of findings. The reference corpus
+# reads another corpus's bug list, so it lies above the report layer.
+LAYERS = (
+    ("the process pool and the state dir's files", (
+        "fuzz.campaign.workers", "fuzz.campaign.cold_start", "fuzz.campaign.disk", "fuzz.campaign.lifeline",
+        "fuzz.campaign.sizing", "fuzz.campaign.errors", "fuzz.campaign.state_files")),
+    ("signatures", ("fuzz.findings.signature",)),
+    ("the corpus on disk", ("fuzz.findings.store",)),
+    ("what is known of a bug", ("fuzz.findings.status",)),
+    ("checks of one finding", ("fuzz.findings.sanitizer", "fuzz.findings.steadying")),
+    ("shrink and triage", ("fuzz.findings.shrink", "fuzz.findings.triage", "fuzz.findings.deferred_triage")),
+    ("replay", ("fuzz.findings.replay", "fuzz.findings.standalone")),
+    ("what a person reads", ("fuzz.findings.report",)),
+    ("entries settled against the corpus and its reference", (
+        "fuzz.findings.dedupe", "fuzz.findings.reference")),
+    ("the Ray cluster", ("fuzz.campaign.cluster",)),
+    ("follow-ups", ("fuzz.campaign.followups",)),
+    ("the campaign", ("fuzz.campaign",)),
+)
+MAX_PACKAGE = 20  # modules directly in one package directory: more and nothing but the names says what belongs
+
+
+def layer_of(name: str, layers=LAYERS) -> int | None:
+    """The index of the most specific layer holding module `name`, or None (outside findings and campaign)."""
+    best, depth = None, -1
+    for i, (_, prefixes) in enumerate(layers):
+        for p in prefixes:
+            if (name == p or name.startswith(p + ".")) and p.count(".") > depth:
+                best, depth = i, p.count(".")
+    return best
+
+
+def upward_imports(graph: dict[str, set], layers=LAYERS) -> list[str]:
+    """'a -> b (layer of a < layer of b)' for each import that goes up the layers."""
+    out = []
+    for a, targets in sorted(graph.items()):
+        la = layer_of(a, layers)
+        for b in sorted(targets):
+            lb = layer_of(b, layers)
+            if la is not None and lb is not None and lb > la:
+                out.append(f"{a} -> {b} ({layers[la][0]} imports {layers[lb][0]})")
+    return out
+
+
+def crowded_packages(mods: dict[str, Path], limit: int = MAX_PACKAGE) -> list[str]:
+    """Package directories that hold more than `limit` modules of their own."""
+    count: dict[Path, int] = {}
+    for p in mods.values():
+        if p.name != "__init__.py":
+            count[p.parent] = count.get(p.parent, 0) + 1
+    return [f"{d.relative_to(ROOT)}: {n} modules" for d, n in sorted(count.items()) if n > limit]
+
+
 def measure(owners: tuple[str, ...] = OWNERS) -> dict:
     mods = modules()
     known = set(mods)
@@ -163,7 +218,8 @@ def measure(owners: tuple[str, ...] = OWNERS) -> dict:
     largest = sorted(lines.items(), key=lambda kv: -kv[1])[:5]
     long = [f for m, p in mods.items() if m.split(".")[0] == "fuzz" for f in long_functions(p)]
     return {"modules": len(mods), "lines": sum(lines.values()), "largest": largest,
-            "cycles": cycles(graph), "branches": branches, "long_functions": long}
+            "cycles": cycles(graph), "branches": branches, "long_functions": long,
+            "upward_imports": upward_imports(graph), "crowded_packages": crowded_packages(mods)}
 
 
 def main(argv=None) -> int:

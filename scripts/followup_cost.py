@@ -100,7 +100,7 @@ def _median(xs) -> float | None:
 
 
 def corpus_figures(corpus: Path, findings: list[dict], start: float | None) -> dict:
-    from fuzz.findings.corpus import Corpus
+    from fuzz.findings.store.corpus import Corpus
 
     c = Corpus(corpus)
     entries = [e for e in c.entries()]

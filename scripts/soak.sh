@@ -69,7 +69,7 @@ except (OSError, ValueError):
 f = s.get("followups") or {}
 entries = [d for d in corpus.iterdir() if (d / "signature.json").is_file()] if corpus.is_dir() else []
 try:  # the entries whose shrink ran to an end: done, skipped (does not reproduce, ...) or failed
-    from fuzz.campaign.followup import JobLog
+    from fuzz.campaign.followups.runner import JobLog
     ended = {j.entry for j in JobLog(state).refresh().jobs.values() if j.type == "shrink" and j.ended}
 except Exception:  # noqa: BLE001 - a sample goes on without it (a corrupt log is the campaign's to report)
     ended = set()

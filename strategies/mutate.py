@@ -31,7 +31,7 @@ from fuzz.program.layouts import LAYOUTS
 from fuzz.program.opdb import OPS
 from fuzz.program.opspec import FAMILIES
 from fuzz.program.typecheck import typecheck
-from fuzz.findings.program_edits import leaves, remove_ops
+from fuzz.findings.shrink.program_edits import leaves, remove_ops
 
 from .programs import _Draft, _draw_op, in_backward, op_menus, writable_in_backward
 from .shapes import layouts as layout_fields

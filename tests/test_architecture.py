@@ -46,6 +46,34 @@ def test_the_metric_sees_a_branch_and_a_cycle(tmp_path, monkeypatch):
     assert m["long_functions"] == ["fuzz/c.py:1 long (81 lines)"]
 
 
+def test_imports_go_down_the_layers_of_findings_and_campaign():
+    """Each layer (scripts/arch_metrics.py LAYERS, as fuzz/findings/__init__.py tells it) imports only its own
+    and lower ones: the corpus on disk knows nothing of reports, a report nothing of the campaign."""
+    assert _metrics().measure()["upward_imports"] == []
+
+
+def test_no_package_directory_holds_more_than_20_modules():
+    assert _metrics().measure()["crowded_packages"] == []
+
+
+def test_the_layer_check_sees_an_upward_import_and_a_crowded_package(tmp_path, monkeypatch):
+    mod = _metrics()
+    for d in ("fuzz/findings/store", "fuzz/findings/report", "strategies"):
+        (tmp_path / d).mkdir(parents=True)
+    for d in ("fuzz", "fuzz/findings", "fuzz/findings/store", "fuzz/findings/report"):
+        (tmp_path / d / "__init__.py").write_text("")
+    (tmp_path / "fuzz/findings/report/issue.py").write_text("from fuzz.findings.store import corpus\n")
+    (tmp_path / "fuzz/findings/store/corpus.py").write_text("def f():\n    from fuzz.findings.report import issue\n")
+    for i in range(21):
+        (tmp_path / "strategies" / f"m{i}.py").write_text("")
+    monkeypatch.setattr(mod, "ROOT", tmp_path)
+    m = mod.measure()
+    assert {u.split(" (")[0] for u in m["upward_imports"]} <= {"fuzz.findings.store.corpus -> fuzz.findings.report",
+                                                               "fuzz.findings.store.corpus -> fuzz.findings.report.issue"}
+    assert m["upward_imports"] and "the corpus on disk imports what a person reads" in m["upward_imports"][0]
+    assert m["crowded_packages"] == ["strategies: 21 modules"]
+
+
 def test_no_comment_cites_a_tracker_number():
     """A comment says why in words: "issue 27" means nothing to a reader without the tracker."""
     assert _metrics().tracker_citations() == []

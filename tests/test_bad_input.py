@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.findings.corpus import Corpus
+from fuzz.findings.store.corpus import Corpus
 from fuzz.findings.signature import signature
 from fuzz.judge.verdict import Outcome, Verdict
 

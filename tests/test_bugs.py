@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.findings.bugs import FIXED, FIXED_NEWER, KNOWN, NEW, PENDING, UNCHECKED, bug_rows, markdown
-from fuzz.findings.corpus import Corpus
+from fuzz.findings.report.bugs import FIXED, FIXED_NEWER, KNOWN, NEW, PENDING, UNCHECKED, bug_rows, markdown
+from fuzz.findings.store.corpus import Corpus
 from fuzz.findings.replay import replay
 from fuzz.findings.signature import minimal_signature, signature
-from fuzz.findings.versions import AFFECTED, ERROR, PASSES, summarize
+from fuzz.findings.status.versions import AFFECTED, ERROR, PASSES, summarize
 from fuzz.judge.runner import run_case
 
 from helpers import program
@@ -200,8 +200,8 @@ def test_the_version_record_names_the_first_fixed_release():
 
 
 def test_a_report_names_its_program_and_replay_flags_a_stale_one(tmp_path):
-    from fuzz.findings.scripts import program_digest
-    from fuzz.findings.report_parts import stamped_program
+    from fuzz.findings.store.scripts import program_digest
+    from fuzz.findings.store.scripts import stamped_program
     from fuzz.kinds import report_entry
 
     corpus = Corpus(tmp_path)
@@ -243,8 +243,8 @@ def test_a_cuda_entry_whose_cpu_twin_fails_gets_a_cpu_repro_and_its_range(tmp_pa
     """`shapefuzz versions` found the CUDA program's CPU twin failing as found: the short repro is the CPU
     one (any maintainer runs it), and the report's range is the twin's. A twin that passed decides too,
     over an older triage row that said CPU reproduced."""
-    from fuzz.findings.report_parts import affected_text
-    from fuzz.findings.scripts import entry_repro_device, entry_scripts
+    from fuzz.findings.report.parts import affected_text
+    from fuzz.findings.store.scripts import entry_repro_device, entry_scripts
     from fuzz.judge.verdict import Outcome, Stage, Verdict
 
     corpus = Corpus(tmp_path)
@@ -274,7 +274,7 @@ def test_a_stride_mismatch_on_an_unbacked_dim_is_the_tracked_class_not_a_new_bug
     """An output stride mismatch where the output has a mark_unbacked dim is the unbacked-strides class
     (Inductor gives up exact strides there on purpose), even from a verdict judged before that rule;
     the same mismatch on a static dim stays a bug of its own."""
-    from fuzz.findings.bugs import TRACKED
+    from fuzz.findings.report.bugs import TRACKED
     from fuzz.judge.verdict import Outcome, Stage, Verdict
 
     import torch

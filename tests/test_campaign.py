@@ -169,8 +169,8 @@ def test_new_entries_are_shrunk_in_the_background_and_the_report_triages_them(tm
 
 
 def test_followup_jobs_run_in_order_and_are_bounded(tmp_path):
-    from fuzz.campaign.followup import FollowUps
-    from fuzz.findings.corpus import Corpus
+    from fuzz.campaign.followups.runner import FollowUps
+    from fuzz.findings.store.corpus import Corpus
     from fuzz.findings.signature import signature
     from fuzz.judge.verdict import Outcome, Stage, Verdict
     from fuzz.program.ir import OpCall, Program, RunSettings, TensorInput
@@ -198,7 +198,7 @@ def test_followup_jobs_run_in_order_and_are_bounded(tmp_path):
 
 
 def test_a_job_whose_runner_died_is_started_once_more_then_failed(tmp_path):
-    from fuzz.campaign.followup import JobLog, run_pending
+    from fuzz.campaign.followups.runner import JobLog, run_pending
 
     log = JobLog(str(tmp_path))
     params = {}  # the state dir's own corpus: STATE/corpus
@@ -218,7 +218,7 @@ def test_a_job_whose_runner_died_is_started_once_more_then_failed(tmp_path):
     assert jobs["shrink:aaaaaaaaaaaa"].starts == 2 and any("attempt 2" in line for line in out)
     assert jobs["shrink:bbbbbbbbbbbb"].state == "failed" and "never finished" in jobs["shrink:bbbbbbbbbbbb"].detail
     assert run_pending(str(tmp_path), log=out.append) == 0  # nothing runs twice
-    from fuzz.campaign.followup import _lock
+    from fuzz.campaign.followups.runner import _lock
 
     held = _lock(str(tmp_path))  # another runner on this state dir: this one leaves at once
     log.queue("cccccccccccc", ["shrink"], params)

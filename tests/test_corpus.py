@@ -6,9 +6,9 @@ import platform
 
 import pytest
 
-import fuzz.findings.corpus as corpus_mod
-import fuzz.findings.scripts as scripts_mod
-from fuzz.findings.corpus import FILES, Corpus, CorpusError, capture_env
+import fuzz.findings.store.corpus as corpus_mod
+import fuzz.findings.store.scripts as scripts_mod
+from fuzz.findings.store.corpus import FILES, Corpus, CorpusError, capture_env
 from fuzz.program.ir import OpCall, Program, TensorInput
 from fuzz.findings.signature import signature
 from fuzz.judge.verdict import Outcome, Stage, Verdict

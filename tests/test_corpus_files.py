@@ -1,5 +1,5 @@
 """Every file a corpus holds is data: each JSON file kind is held to
-its schema (fuzz/findings/corpus_files.py), a wrong one is exit 2 with one line
+its schema (fuzz/findings/store/corpus_files.py), a wrong one is exit 2 with one line
 naming the file and the field, nothing is written outside the corpus, and no
 known-issues regex hangs. The program files' own loader is in test_untrusted.py."""
 
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzz.findings.corpus import Corpus, CorpusError
-from fuzz.findings.corpus_files import KINDS, CorpusFileError, OutsideCorpus, read
+from fuzz.findings.store.corpus import Corpus, CorpusError
+from fuzz.findings.store.corpus_files import KINDS, CorpusFileError, OutsideCorpus, read
 from fuzz.findings.signature import signature
 from fuzz.judge.verdict import Outcome, Verdict
 
@@ -112,7 +112,7 @@ def test_a_malformed_known_issues_file_is_refused_by_every_command(command, rule
 
 
 def test_a_catastrophic_regex_counts_as_no_match_and_never_hangs(tmp_path, capsys):
-    from fuzz.findings.rule_regex import ENGINE
+    from fuzz.findings.status.rule_regex import ENGINE
 
     entry = make_entry(tmp_path / "corpus", message="a" * 30 + "!")
     (tmp_path / "corpus" / "known_issues.json").write_text(json.dumps([{"message": "^(a|aa)+$"}]))
@@ -215,7 +215,7 @@ def test_a_program_file_over_the_size_cap_is_refused_unparsed(tmp_path, capsys):
 # -- a full disk in a follow-up -----------------------------------------------------------
 
 def test_a_merge_cut_short_by_a_full_disk_is_finished_by_doing_it_again(tmp_path, monkeypatch):
-    import fuzz.findings.corpus as corpus_module
+    import fuzz.findings.store.corpus as corpus_module
     from fuzz.findings.signature import Signature
 
     c = Corpus(tmp_path / "corpus")
@@ -239,7 +239,7 @@ def test_a_merge_cut_short_by_a_full_disk_is_finished_by_doing_it_again(tmp_path
 
 
 def test_a_follow_up_that_meets_a_full_disk_is_retried_on_resume(tmp_path, monkeypatch):
-    import fuzz.campaign.followup as followup
+    import fuzz.campaign.followups.runner as followup
     import fuzz.findings.dedupe as dedupe
 
     entry = make_entry(tmp_path / "corpus")
@@ -301,7 +301,7 @@ def test_mutated_corpus_files_are_loaded_or_refused_in_one_line(tmp_path_factory
 
 
 def test_every_kind_has_a_schema_and_the_corpus_fits_it():
-    from fuzz.findings.corpus_files import schema
+    from fuzz.findings.store.corpus_files import schema
 
     root = Path(__file__).resolve().parent.parent / "corpus"
     assert all(definition in schema()["$defs"] for definition, _, _ in KINDS.values())

@@ -4,9 +4,9 @@ dedupe` re-keying and merging a corpus (planted backends keep it cheap)."""
 import argparse
 import json
 
-from fuzz.findings.corpus import Corpus
+from fuzz.findings.store.corpus import Corpus
 from fuzz.findings.dedupe import dedupe, settle
-from fuzz.findings.shrink import shrink
+from fuzz.findings.shrink.entry import shrink
 from fuzz.findings.signature import minimal_signature, signature
 from fuzz.judge.runner import run_case
 from fuzz.judge.verdict import Outcome, Stage, Verdict

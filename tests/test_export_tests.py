@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from fuzz.cli import main
-from fuzz.findings.corpus import Corpus
-from fuzz.findings.export_tests import entry_test, export, function_body
+from fuzz.findings.store.corpus import Corpus
+from fuzz.findings.report.export_tests import entry_test, export, function_body
 from fuzz.findings.signature import signature
 from fuzz.judge.runner import run_case
 

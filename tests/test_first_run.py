@@ -14,7 +14,7 @@ from fuzz.campaign.driver import CampaignConfig, builds_pch
 from fuzz.campaign.progress import Progress, startup_line
 from fuzz.campaign.state import CampaignState
 from fuzz.cli.run import _other_corpus, case_timeout, exit_code
-from fuzz.findings.corpus import Corpus
+from fuzz.findings.store.corpus import Corpus
 from fuzz.findings.signature import signature
 from fuzz.findings.standalone import set_aside
 from fuzz.judge.verdict import Outcome, Stage, Verdict

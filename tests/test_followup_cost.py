@@ -5,7 +5,7 @@ import json
 import sys
 
 from fuzz import cputime
-from fuzz.findings.corpus import Corpus
+from fuzz.findings.store.corpus import Corpus
 from fuzz.findings.signature import signature
 from fuzz.judge.isolated import run_command
 from fuzz.judge.verdict import Outcome, Stage, Verdict

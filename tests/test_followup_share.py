@@ -1,10 +1,10 @@
-"""Follow-ups keep pace (fuzz/campaign/followup_local.py): beside a campaign's
+"""Follow-ups keep pace (fuzz/campaign/followups/local.py): beside a campaign's
 cases the jobs' share of the CPUs grows with the queue; once the cases end,
 or in a drain, every slot runs a job."""
 
 import os
 
-from fuzz.campaign.followup_local import PENDING_PER_SLOT, LocalRemote, workers_to_pause
+from fuzz.campaign.followups.local import PENDING_PER_SLOT, LocalRemote, workers_to_pause
 
 
 def test_beside_the_cases_the_followups_share_grows_with_the_queue_up_to_half():
@@ -16,7 +16,7 @@ def test_beside_the_cases_the_followups_share_grows_with_the_queue_up_to_half():
 
 
 def test_the_share_beside_the_cases_can_be_set_for_a_measurement(monkeypatch):
-    from fuzz.campaign.followup_local import SHARE_ENV
+    from fuzz.campaign.followups.local import SHARE_ENV
 
     monkeypatch.setenv(SHARE_ENV, "4")  # a quarter
     assert LocalRemote(16, beside_cases=True).slots(1000, draining=False) == 4
@@ -83,8 +83,8 @@ def test_a_runner_past_its_job_limit_keeps_dispatching_while_a_long_job_runs(tmp
     import threading
     import time
 
-    from fuzz.campaign.followup import JobLog
-    from fuzz.campaign.followup_schedule import run_parallel
+    from fuzz.campaign.followups.runner import JobLog
+    from fuzz.campaign.followups.schedule import run_parallel
 
     jobs = JobLog(str(tmp_path))
     slow, fast = "5" * 12, [f"f{i:011x}" for i in range(6)]  # entry keys

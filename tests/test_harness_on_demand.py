@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from fuzz.cli import main as shapefuzz_main
-from fuzz.findings.corpus import Corpus
-from fuzz.findings.repro_files import check_repro
-from fuzz.findings.scripts import _digest, entry_repro, entry_repro_device, settled_scripts
+from fuzz.findings.store.corpus import Corpus
+from fuzz.findings.store.repro_files import check_repro
+from fuzz.findings.store.scripts import _digest, entry_repro, entry_repro_device, settled_scripts
 from fuzz.findings.signature import minimal_signature, signature
 from fuzz.judge.backends import ALLOW_ENV
 from fuzz.judge.verdict import Outcome, Verdict
@@ -201,10 +201,10 @@ def test_no_module_runs_a_file_it_reads_from_a_corpus():
     tool on its own output. A new module that does fails this until it is looked at."""
     import re
 
-    reviewed = {"fuzz/campaign/followup.py", "fuzz/campaign/ray_node.py", "fuzz/program/interp.py",
-                "fuzz/program/short_repro.py", "fuzz/findings/replay.py", "fuzz/findings/report.py",
-                "fuzz/findings/sanitizer.py", "fuzz/findings/trace.py", "fuzz/findings/versions.py",
-                "fuzz/findings/corpus.py", "fuzz/findings/standalone.py", "fuzz/judge/steps.py",
+    reviewed = {"fuzz/campaign/followups/runner.py", "fuzz/campaign/cluster/node.py", "fuzz/program/interp.py",
+                "fuzz/program/short_repro.py", "fuzz/findings/replay.py", "fuzz/findings/report/issue.py",
+                "fuzz/findings/sanitizer.py", "fuzz/findings/report/trace.py", "fuzz/findings/status/versions.py",
+                "fuzz/findings/store/corpus.py", "fuzz/findings/standalone.py", "fuzz/judge/steps.py",
                 "fuzz/judge/isolated.py",
                 # pip (which torch is the newest release) and the C++ compiler's --version, nothing of a corpus
                 "fuzz/releases.py", "fuzz/pch.py",

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from fuzz.findings.corpus import Corpus
+from fuzz.findings.store.corpus import Corpus
 from fuzz.judge.backends import ALLOW_ENV
 from fuzz.judge.verdict import Outcome, Verdict
 
@@ -79,7 +79,7 @@ def test_a_rule_that_would_take_gigabytes_to_compile_is_one_line_naming_it(tmp_p
 
 
 def test_the_fallback_engine_refuses_the_same_rule(tmp_path, capsys, monkeypatch):
-    import fuzz.findings.rule_regex as rr
+    import fuzz.findings.status.rule_regex as rr
 
     monkeypatch.setattr(rr, "re2", None)  # a machine without google-re2
     for frame, needle in (("a{30000}", "expands"), ("(?:(?:a{100}){100}){100}", "repeats a repetition"),
@@ -90,7 +90,7 @@ def test_the_fallback_engine_refuses_the_same_rule(tmp_path, capsys, monkeypatch
 
 
 def test_a_construct_the_engine_refuses_is_one_line_naming_the_rule(tmp_path, capsys):
-    from fuzz.findings.rule_regex import ENGINE
+    from fuzz.findings.status.rule_regex import ENGINE
 
     if ENGINE != "re2":
         pytest.skip("google-re2 is not installed: the fallback takes backreferences")
@@ -99,7 +99,7 @@ def test_a_construct_the_engine_refuses_is_one_line_naming_the_rule(tmp_path, ca
 
 
 def test_hundreds_of_backtracking_rules_take_seconds_not_minutes(tmp_path, capsys):
-    from fuzz.findings.rule_regex import ENGINE
+    from fuzz.findings.status.rule_regex import ENGINE
 
     rules = [{"message": f"^(a|aa)+{'b' * i}$"} for i in range(300)]
     rc, out, err, seconds = _bugs_with_rules(tmp_path, capsys, rules, message="a" * 40 + "!")
@@ -113,8 +113,8 @@ def test_hundreds_of_backtracking_rules_take_seconds_not_minutes(tmp_path, capsy
 
 
 def test_the_searches_of_one_finding_share_one_budget(monkeypatch):
-    import fuzz.findings.rule_regex as rr
-    from fuzz.findings.known import KnownIssues, _rule
+    import fuzz.findings.status.rule_regex as rr
+    from fuzz.findings.status.known import KnownIssues, _rule
 
     class Slow:  # a search that takes a tenth of a second, whichever engine
         def search(self, text, **kw):
@@ -131,7 +131,7 @@ def test_the_searches_of_one_finding_share_one_budget(monkeypatch):
 
 
 def test_the_fallback_drops_a_regex_that_ran_out_of_time(monkeypatch):
-    import fuzz.findings.rule_regex as rr
+    import fuzz.findings.status.rule_regex as rr
 
     monkeypatch.setattr(rr, "re2", None)
     p = rr.Pattern("x", 1 << 20)
@@ -148,7 +148,7 @@ def test_the_fallback_drops_a_regex_that_ran_out_of_time(monkeypatch):
 
 
 def test_a_files_regexes_share_its_memory():
-    import fuzz.findings.rule_regex as rr
+    import fuzz.findings.status.rule_regex as rr
 
     if rr.ENGINE != "re2":
         pytest.skip("google-re2 is not installed")
@@ -206,7 +206,7 @@ def test_a_state_config_that_is_not_a_campaigns_is_one_line(tmp_path, capsys):
 
 
 def test_markdown_defangs_bare_links_and_drops_bidi_and_c1_controls():
-    from fuzz.findings import markdown as md
+    from fuzz.findings.report import markdown as md
 
     out = md.text("see https://evil.example/x, www.evil.example, HTTP://e and bob@evil.example \u202e\x9b\u2066")
     assert "://" not in out and "www." not in out and "@e" not in out, out

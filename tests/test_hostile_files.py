@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from fuzz.campaign.state import StateError
-from fuzz.findings.corpus import Corpus
-from fuzz.findings.corpus_files import OutsideCorpus
+from fuzz.findings.store.corpus import Corpus
+from fuzz.findings.store.corpus_files import OutsideCorpus
 
 from test_corpus_files import make_entry, snapshot
 from test_untrusted import BASE, one_line_error, run_cli
@@ -64,7 +64,7 @@ def test_a_fifo_as_a_program_a_rules_file_an_index_or_a_state_file_is_one_line(t
     one_line_error(rc, err, "known_issues.json", "FIFO")
     os.unlink(corpus / "known_issues.json")
     os.mkfifo(corpus / ".index.json")
-    from fuzz.findings.corpus import CorpusError
+    from fuzz.findings.store.corpus import CorpusError
 
     with pytest.raises(CorpusError, match="index.json: is a FIFO"):
         within(20, lambda: Corpus(corpus).resolve("0123456789ab"))
@@ -139,7 +139,7 @@ def test_deep_nesting_in_a_state_file_is_one_line(tmp_path, capsys):
     ("rows", [{"summary": ["not", "text"]}], "rows[0].summary"),
 ])
 def test_a_loose_nested_field_of_an_ablation_is_held_to_its_shape(field, value, needle, tmp_path):
-    from fuzz.findings.corpus_files import CorpusFileError, read
+    from fuzz.findings.store.corpus_files import CorpusFileError, read
 
     (tmp_path / "ablation.json").write_text(json.dumps({field: value}))
     with pytest.raises(CorpusFileError, match=needle.replace("[", r"\[").replace("]", r"\]")):
@@ -237,7 +237,7 @@ def test_a_job_naming_a_path_is_refused(entry, tmp_path, capsys):
 
 
 def test_a_jobs_corpus_param_is_never_the_corpus_it_works_on(tmp_path):
-    from fuzz.campaign.followup import JobLog
+    from fuzz.campaign.followups.runner import JobLog
 
     st, other = state_dir(tmp_path / "st"), tmp_path / "someone-elses-corpus"
     (st / "jobs.jsonl").write_text(json.dumps({"job": "shrink:aaaaaaaaaaaa", "event": "queued", "type": "shrink",

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.findings.known import KnownIssues, KnownIssuesError
+from fuzz.findings.status.known import KnownIssues, KnownIssuesError
 from fuzz.findings.signature import signature
 from fuzz.judge.verdict import Outcome, Stage, Verdict
 

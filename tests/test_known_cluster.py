@@ -6,9 +6,9 @@ shrink, no triage. No torch run: the verdicts are made by hand."""
 from types import SimpleNamespace
 
 from fuzz.campaign.recorder import Recorder
-from fuzz.findings.corpus import Corpus
+from fuzz.findings.store.corpus import Corpus
 from fuzz.findings.dedupe import settle
-from fuzz.findings.known import KnownIssues, _rule
+from fuzz.findings.status.known import KnownIssues, _rule
 from fuzz.findings.signature import settled_signature, signature
 from fuzz.judge.verdict import Outcome, Stage, Verdict
 from fuzz.planted import STORAGE_MESSAGE

@@ -1,6 +1,6 @@
-"""fuzz/findings/markdown.py: data never opens Markdown or HTML structure."""
+"""fuzz/findings/report/markdown.py: data never opens Markdown or HTML structure."""
 
-from fuzz.findings import markdown as md
+from fuzz.findings.report import markdown as md
 
 HOSTILE = ["# heading\r\n| a | b |", "```\nrm -rf /\n```", "<script>alert(1)</script>", "[x](http://e)", "@someone #12",
            "1. item", "- item", "a\u2028b\x00c", "`` ` ``"]

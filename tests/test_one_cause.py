@@ -2,7 +2,7 @@
 message are parameters, stride findings are keyed by how the strides differ,
 data-dependent findings by the op, and the entry lists what it was seen with."""
 
-from fuzz.findings.corpus import Corpus
+from fuzz.findings.store.corpus import Corpus
 from fuzz.findings.dedupe import settle
 from fuzz.findings.signature import minimal_signature, signature, stride_class
 from fuzz.judge.runner import run_case
@@ -104,7 +104,7 @@ def _with_layout(p, layout):
 def test_a_stride_finding_on_any_reordered_layout_is_one_cause_and_a_value_finding_is_not(tmp_path):
     """As index_copy_ losing the dim order of a transposed and of a channels_last input (b5c94b9b057a of
     a fresh campaign, 97e0245651af of corpus/): one row. A divergence keeps the layouts apart."""
-    from fuzz.findings.clusters import clusters
+    from fuzz.findings.status.clusters import clusters
 
     def make(layout, outcome):  # as the two entries were: a 2-D transposed input on CPU, a 4-D channels_last on CUDA
         dims = ("s0", "s1") if layout == "transposed" else ("s0", "s1", "s2", "s3")
@@ -123,7 +123,7 @@ def test_a_stride_finding_on_any_reordered_layout_is_one_cause_and_a_value_findi
 
 
 def test_stride_findings_on_unbacked_dims_are_one_tracked_row_whatever_the_op(tmp_path):
-    from fuzz.findings.clusters import clusters
+    from fuzz.findings.status.clusters import clusters
 
     cases = []
     for op in (("sin", ["x0"], {}), ("cumsum", ["x0"], {"dim": 0})):
@@ -137,7 +137,7 @@ def test_stride_findings_on_unbacked_dims_are_one_tracked_row_whatever_the_op(tm
 def test_one_error_naming_other_dtypes_is_one_row_and_another_error_is_not(tmp_path):
     """Tensor.view(dtype) raising "self.stride(-1) must be 1 to view Long as Short" and "... Int as Char"
     came back under three keys (the message names the dtypes): one row. Another message stays apart."""
-    from fuzz.findings.clusters import clusters
+    from fuzz.findings.status.clusters import clusters
 
     def case(message):
         p = program([("relu", ["x0"], {})], backend="inductor")

@@ -15,15 +15,15 @@ THE_WAY = {"fuzz/datafile.py", "fuzz/files.py"}
 NOT_DATA = {
     ("fuzz/program/schema.py", "schema"): "the package's own schema.json",
     ("fuzz/program/typecheck.py", "op_params"): "the package's own op_params.json",
-    ("fuzz/findings/corpus_files.py", "schema"): "the package's own corpus_files.json",
+    ("fuzz/findings/store/corpus_files.py", "schema"): "the package's own corpus_files.json",
     ("fuzz/campaign/state_files.py", "schema"): "the package's own state_files.json",
     ("fuzz/campaign/state.py", "open"): "a JSON round trip of the campaign's own config (no file)",
     ("fuzz/campaign/state.py", "_lock"): "the lock file's holder pid, opened by files.open_regular; digits only",
     ("fuzz/campaign/workers.py", "_read_log"): "a worker's own log, made regular by open_regular when it starts",
-    ("fuzz/campaign/followup_local.py", "job_in_zygote"): "the pickle the runner wrote into a job dir of its own",
-    ("fuzz/campaign/followup_local.py", "_run_in_zygote"): "the pickle its job wrote back into that dir",
-    ("fuzz/campaign/ray_node.py", "_capture_env"): "a child process's stdout",
-    ("fuzz/findings/trace.py", "collect_trace"): "TORCH_TRACE logs the repro wrote into a temp dir of our own",
+    ("fuzz/campaign/followups/local.py", "job_in_zygote"): "the pickle the runner wrote into a job dir of its own",
+    ("fuzz/campaign/followups/local.py", "_run_in_zygote"): "the pickle its job wrote back into that dir",
+    ("fuzz/campaign/cluster/node.py", "_capture_env"): "a child process's stdout",
+    ("fuzz/findings/report/trace.py", "collect_trace"): "TORCH_TRACE logs the repro wrote into a temp dir of our own",
     ("fuzz/releases.py", "_resolve"): "pip's stdout",
     ("fuzz/judge/faults.py", "_vm_size"): "/proc/self/status",
     ("fuzz/judge/steps.py", "main"): "the request its parent sends on stdin",
@@ -32,7 +32,7 @@ NOT_DATA = {
     ("fuzz/judge/zygote.py", "_child"): "/dev/null as stdin",
     ("fuzz/judge/zygote.py", "run"): "the zygote's answers",
     ("fuzz/judge/zygote.py", "wait"): "the zygote's answers",
-    ("fuzz/findings/upstream_search.py", "search"): "an HTTP answer: capped, then parsed by datafile.loads",
+    ("fuzz/findings/status/upstream_search.py", "search"): "an HTTP answer: capped, then parsed by datafile.loads",
 }
 
 _LOADERS = {("json", "load"), ("json", "loads"), ("pickle", "load"), ("pickle", "loads"), ("marshal", "loads")}

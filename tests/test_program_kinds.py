@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from fuzz.findings.corpus import Corpus
+from fuzz.findings.store.corpus import Corpus
 from fuzz.program.ir import ProgramError
 from fuzz.kinds import KINDS, ProgramKind, kind_of, load_program
 from fuzz.findings.signature import signature

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.findings.corpus import KNOWN, Corpus
+from fuzz.findings.store.corpus import KNOWN, Corpus
 from fuzz.findings.signature import minimal_signature, signature
 from fuzz.judge.runner import run_case
 
@@ -41,7 +41,7 @@ def reference(tmp_path, relu_finding):
 
 
 def test_a_key_the_reference_holds_is_counted_there_and_no_entry_is_written(tmp_path, reference, relu_finding):
-    from fuzz.findings.bugs import bug_rows, markdown
+    from fuzz.findings.report.bugs import bug_rows, markdown
     from fuzz.findings.reference import Reference, write_reference
 
     root, key = reference
@@ -124,7 +124,7 @@ def test_the_reference_is_named_never_found_in_the_working_directory(tmp_path, m
 
 
 def test_a_malformed_reference_file_is_one_line(tmp_path):
-    from fuzz.findings.corpus_files import CorpusFileError
+    from fuzz.findings.store.corpus_files import CorpusFileError
     from fuzz.findings.reference import REFERENCE_FILE, reference_root
 
     (tmp_path / REFERENCE_FILE).write_text(json.dumps({"corpus": "relative/path"}))

@@ -1,5 +1,5 @@
 """"Newest" is the newest torch release on the package index, not the newest a machine-wide pip constraint
-allows (fuzz/releases.py), and a release is installed exactly (fuzz/findings/versions.py ensure_env). Tested
+allows (fuzz/releases.py), and a release is installed exactly (fuzz/findings/status/versions.py ensure_env). Tested
 against a local index of two fake releases, 2.15.0 and 2.16.0, with a constraint that caps torch at 2.15.0."""
 
 import base64
@@ -58,7 +58,7 @@ def test_newest_is_the_index_s_whatever_the_constraint_allows(index):
 
 
 def test_a_release_is_installed_exactly_despite_the_cap(index, monkeypatch):
-    from fuzz.findings import versions
+    from fuzz.findings.status import versions
 
     monkeypatch.setenv("SHAPEFUZZ_VENV_CACHE", str(index / "venvs"))
     monkeypatch.setattr(versions, "_is_this_torch", lambda release: False)
@@ -67,7 +67,7 @@ def test_a_release_is_installed_exactly_despite_the_cap(index, monkeypatch):
 
 
 def test_versions_says_once_where_the_machine_would_hold_torch_back(index):
-    from fuzz.findings.versions import resolve_releases
+    from fuzz.findings.status.versions import resolve_releases
 
     heard = []
     assert resolve_releases(["2.15.0", "newest", "newest"], log=heard.append) == ["2.15.0", "2.16.0"]
@@ -79,7 +79,7 @@ def test_the_release_this_interpreter_has_runs_here_without_a_venv(tmp_path, mon
 
     import torch
 
-    from fuzz.findings import versions
+    from fuzz.findings.status import versions
 
     monkeypatch.setenv("SHAPEFUZZ_VENV_CACHE", str(tmp_path / "venvs"))
     here = torch.__version__.split("+")[0]
@@ -113,7 +113,7 @@ def test_the_stated_newest_release_is_checked(monkeypatch):
 
 
 def test_a_run_of_the_new_release_adds_to_the_range_rather_than_replacing_it():
-    from fuzz.findings.versions import AFFECTED, PASSES, merge_records, summarize
+    from fuzz.findings.status.versions import AFFECTED, PASSES, merge_records, summarize
 
     old = {**summarize({"2.13.0": {"result": AFFECTED}, "2.14.1": {"result": AFFECTED}}, False),
            "cpu": {"reproduces": True, **summarize({"2.14.1": {"result": AFFECTED}}, False)}}
@@ -137,10 +137,10 @@ def test_moving_a_corpus_to_the_index_s_new_release_keeps_its_range(index, monke
     import subprocess
     import sys
 
-    from fuzz.findings.bugs import UNCHECKED
-    from fuzz.findings.corpus import Corpus
+    from fuzz.findings.report.bugs import UNCHECKED
+    from fuzz.findings.store.corpus import Corpus
     from fuzz.findings.signature import minimal_signature
-    from fuzz.findings.versions import AFFECTED, summarize
+    from fuzz.findings.status.versions import AFFECTED, summarize
     from fuzz.judge.runner import run_case
 
     from helpers import program
@@ -168,8 +168,8 @@ def test_moving_a_corpus_to_the_index_s_new_release_keeps_its_range(index, monke
 def test_a_cpu_twin_that_passes_on_the_new_release_is_fixed_there_not_forgotten():
     """A CUDA entry's CPU twin failed on 2.13 and 2.14.1 and passes on 2.15.0: its range says first fixed in
     2.15.0. A twin that never failed anywhere stays "does not fail"."""
-    from fuzz.findings.bugs import versions_text
-    from fuzz.findings.versions import AFFECTED, PASSES, merge_records, summarize
+    from fuzz.findings.report.bugs import versions_text
+    from fuzz.findings.status.versions import AFFECTED, PASSES, merge_records, summarize
 
     old = {**summarize({"2.11.0": {"result": "not run"}}, True),
            "cpu": {"reproduces": True, **summarize({"2.13.0": {"result": AFFECTED},
@@ -181,7 +181,7 @@ def test_a_cpu_twin_that_passes_on_the_new_release_is_fixed_there_not_forgotten(
     assert "its CPU twin: affected 2.13.0, 2.14.1; first fixed in 2.15.0" in versions_text(got)
     never = merge_records(None, now)
     assert not never["cpu"]["reproduces"] and "its CPU twin does not fail" in versions_text(never)
-    from fuzz.findings.versions import newest_checked
+    from fuzz.findings.status.versions import newest_checked
 
     assert newest_checked(never) is None and newest_checked(got) == ("2.15.0", PASSES)
 

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from fuzz.program.codegen import repro_source
-from fuzz.findings.corpus import Corpus, entry_repro
+from fuzz.findings.store.corpus import Corpus, entry_repro
 from fuzz.program.ir import Program
 from fuzz.cli import replay as replay_cli, report as report_cli, triage as triage_cli
 from fuzz.findings.replay import CHANGED, ERROR, FIXED, SKIPPED, STILL_FAILING, exit_status, replay, same_bug

@@ -9,11 +9,11 @@ import re
 
 import pytest
 
-import fuzz.findings.report as report_mod
-from fuzz.findings.corpus import Corpus
+import fuzz.findings.report.issue as report_mod
+from fuzz.findings.store.corpus import Corpus
 from fuzz.program.ir import RunSettings
 from fuzz.cli.report import add_parser as add_report_parser
-from fuzz.findings.report import report_title
+from fuzz.findings.report.issue import report_title
 from fuzz.kinds import render_report, report_entry
 from fuzz.judge.runner import run_case
 from fuzz.findings.signature import signature
@@ -208,7 +208,7 @@ def test_a_cuda_report_whose_repro_is_its_cpu_twin_says_where_the_repro_runs():
     repro.py: its description says so, read from the twin's record as the repro was written."""
     from pathlib import Path
 
-    from fuzz.findings.report import compiled_parts
+    from fuzz.findings.report.issue import compiled_parts
 
     root = Path(__file__).resolve().parent.parent / "corpus"
     entry = Corpus(root).load(root / "dd2d863bbc57")

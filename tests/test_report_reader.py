@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-import fuzz.findings.report as report_mod
-from fuzz.findings.bugs import bug_rows, markdown
-from fuzz.findings.corpus import Corpus
-from fuzz.findings.report import ablation_table, report_title
-from fuzz.findings.report_outcome import expected_actual
+import fuzz.findings.report.issue as report_mod
+from fuzz.findings.report.bugs import bug_rows, markdown
+from fuzz.findings.store.corpus import Corpus
+from fuzz.findings.report.issue import ablation_table, report_title
+from fuzz.findings.report.outcome import expected_actual
 from fuzz.findings.signature import signature
 from fuzz.judge.verdict import Outcome, Stage, Verdict
 from fuzz.kinds import render_report
@@ -201,7 +201,7 @@ def test_marks_a_signature_pins_claim_no_dynamic_shapes_without_a_triage(tmp_pat
     (a softmax + cat + index_put CUDA entry reproduced with no dim marked): without a triage's static row, its
     title claims nothing; with one that says static shapes pass, it does. Marks a shrink had no time to try
     (it timed out) prove nothing either."""
-    from fuzz.findings.report import entry_summary
+    from fuzz.findings.report.issue import entry_summary
 
     p = program(RELU, marks=["maybe_dynamic"], sizes={"s0": [5]}, backend="inductor")
     v = _verdict()
@@ -221,7 +221,7 @@ def test_options_a_finished_shrink_kept_are_named_in_the_title(tmp_path):
     """The shrinker tries options -> {} and mode -> None: where the signature pins neither and the shrink finished,
     what is left is needed (a nonzero under triton.cudagraphs=True; a unique under mode='max-autotune'); options a
     signature pins, or a shrink that timed out kept, are not named without a triage."""
-    from fuzz.findings.report import entry_summary
+    from fuzz.findings.report.issue import entry_summary
 
     p = program(RELU, sizes={"s0": [5]}, backend="inductor")
     p.settings.options = {"triton.cudagraphs": True}

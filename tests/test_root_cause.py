@@ -1,15 +1,15 @@
-"""One cause, one row: root-cause known-issue rules (fuzz/findings/triggers.py) and clusters of corpus
-entries (fuzz/findings/clusters.py). Each rule catches its cause under every symptom and leaves alone a
+"""One cause, one row: root-cause known-issue rules (fuzz/findings/status/triggers.py) and clusters of corpus
+entries (fuzz/findings/status/clusters.py). Each rule catches its cause under every symptom and leaves alone a
 program of the same ops where the cause cannot show."""
 
 import json
 from pathlib import Path
 
-from fuzz.findings.clusters import clusters
-from fuzz.findings.corpus import Corpus
-from fuzz.findings.known import KnownIssues
+from fuzz.findings.status.clusters import clusters
+from fuzz.findings.store.corpus import Corpus
+from fuzz.findings.status.known import KnownIssues
 from fuzz.findings.signature import minimal_signature, signature
-from fuzz.findings.triggers import escapes, operand_dtypes
+from fuzz.findings.status.triggers import escapes, operand_dtypes
 from fuzz.judge.runner import run_case
 from fuzz.judge.verdict import Outcome, Stage, Verdict
 from fuzz.program.ir import TensorInput
@@ -77,7 +77,7 @@ def test_the_any_rule_needs_a_uint8_operand_under_inductor():
 def test_root_cause_fields_are_checked(tmp_path):
     import pytest
 
-    from fuzz.findings.known import KnownIssuesError
+    from fuzz.findings.status.known import KnownIssuesError
 
     for bad in ({"outcomes": ["no-such"]}, {"ops": ["any"], "operand_dtypes": {"any": ["float128"]}},
                 {"ops": ["any"], "escapes": "any"}):

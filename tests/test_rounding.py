@@ -86,7 +86,7 @@ def test_a_value_moved_far_across_a_threshold_is_found_and_named(monkeypatch):
     assert v.is_finding and v.where == "output 0 (v3)", v.summary()
     assert "it comes through v2, which torch.masked_select reads: compiled v2 is further from a float64 run" \
         in v.message, v.message
-    from fuzz.findings.report_outcome import expected_actual
+    from fuzz.findings.report.outcome import expected_actual
 
     assert "It comes through `v2`, which torch.masked\\_select reads" in expected_actual(p, v)[1]
     monkeypatch.setattr(runner, "value_agrees", lambda *a: None)  # an edge rule blind to how far: passed

@@ -95,7 +95,7 @@ def test_a_failure_of_another_kind_does_not_match():
 def _corpus_entries():
     from pathlib import Path
 
-    from fuzz.findings.corpus import Corpus
+    from fuzz.findings.store.corpus import Corpus
 
     root = Path(__file__).resolve().parent.parent / "corpus"
     return [e for e in Corpus(root).entries() if e.program.device_type() != "xla"]
@@ -104,7 +104,7 @@ def _corpus_entries():
 def _generated(e):
     """The entry's scripts as this generator writes them (a CPU repro where its CPU twin or its triage
     reproduced it on CPU: scripts.entry_repro_device)."""
-    from fuzz.findings.scripts import entry_repro_device, entry_scripts
+    from fuzz.findings.store.scripts import entry_repro_device, entry_scripts
 
     return entry_scripts(e.program, e.verdict, e.signature, device=entry_repro_device(e.path, e.program))
 
@@ -125,7 +125,7 @@ def test_the_short_repros_of_the_shipped_programs_are_short_and_plain():
 
 def test_every_corpus_entry_has_a_short_repro_that_is_its_own_and_inlined_in_its_report():
     from fuzz.devices import missing
-    from fuzz.findings.scripts import _digest
+    from fuzz.findings.store.scripts import _digest
 
     entries = _corpus_entries()
     assert entries

@@ -8,12 +8,12 @@ from collections import Counter
 
 import pytest
 
-from fuzz.findings.corpus import Corpus
+from fuzz.findings.store.corpus import Corpus
 from fuzz.program.ir import NEUTRAL_OP, Program, TensorInput
 from fuzz.program.opdb import OPS
 from fuzz.judge.runner import run_case
 from fuzz.cli.shrink import add_parser
-from fuzz.findings.shrink import ShrinkResult, canonical, remove_ops, shrink, shrink_entry
+from fuzz.findings.shrink.entry import ShrinkResult, canonical, remove_ops, shrink, shrink_entry
 from fuzz.findings.signature import minimal_signature, signature
 from fuzz.program.typecheck import typecheck
 from fuzz.judge.verdict import Outcome, Stage, Verdict
@@ -301,7 +301,7 @@ def test_optional_hypothesis_stage_starts_from_what_the_strategies_can_draw():
 
 def test_a_crash_is_shrunk_in_the_sandbox(tmp_path):
     # fuzz.judge.faults:segfault kills its process on any input dim > 4: only a worker can judge it
-    from fuzz.findings.shrink import pool_evaluator
+    from fuzz.findings.shrink.entry import pool_evaluator
     from fuzz.campaign.workers import WorkerPool
 
     ops = [("relu", ["x0"], {}), ("sigmoid", ["v0"], {})]
@@ -460,8 +460,8 @@ def test_a_shrink_job_gives_a_hang_shrink_the_time_it_takes(monkeypatch):
     (the original's try, the case at the deadline, the re-checks): the follow-up
     job's timeout must cover that and the two standalone runs, or the job is
     killed and the entry stays unshrunk (a soak's hang shrink was, at 720 s)."""
-    import fuzz.findings.shrink_engine as engine
-    from fuzz.campaign.followup import Job
+    import fuzz.findings.shrink.engine as engine
+    from fuzz.campaign.followups.runner import Job
 
     budget, case_timeout = 300.0, 120.0
     clock = [0.0]
@@ -485,7 +485,7 @@ PAD_RELU = [("pad", ["x0"], {"mode": "constant", "pad": [1, 2], "value": 0.0}), 
 
 
 def _entry_judged_by_backend(tmp_path, backend):
-    from fuzz.findings.shrink import evaluate_in_process
+    from fuzz.findings.shrink.entry import evaluate_in_process
 
     p = program(PAD_RELU, marks=["dynamic"], sizes={"s0": [3, 5, 12]}, backend=backend)
     v = run_case(p)

@@ -2,7 +2,7 @@
 either typechecks or is rejected with ProgramError: a pass that makes a param
 an op's check lets through (embedding dim=None once did) crashes shrink jobs."""
 
-from fuzz.findings.shrink_compiled import COMPILED
+from fuzz.findings.shrink.compiled import COMPILED
 from fuzz.program.ir import ProgramError
 
 from helpers import draw_programs

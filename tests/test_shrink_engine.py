@@ -8,9 +8,9 @@ from collections import Counter
 import pytest
 
 from fuzz.campaign.generate import generate
-from fuzz.findings.corpus import Corpus
-from fuzz.findings.shrink_engine import Engine
-from fuzz.findings.shrink_steps import PASSES, STEPS, n_steps, shrink_step_entry, shrink_steps
+from fuzz.findings.store.corpus import Corpus
+from fuzz.findings.shrink.engine import Engine
+from fuzz.findings.shrink.steps import PASSES, STEPS, n_steps, shrink_step_entry, shrink_steps
 from fuzz.findings.signature import in_bucket, signature
 from fuzz.judge.verdict import Outcome, Stage, Verdict
 from fuzz.program.ir import ProgramError
@@ -210,7 +210,7 @@ def test_step_entry_is_rewritten_through_the_corpus(tmp_path):
 def test_shrink_command_on_a_step_entry(tmp_path, monkeypatch, capsys):
     import argparse
 
-    import fuzz.findings.shrink_steps as shrink_steps_mod
+    import fuzz.findings.shrink.steps as shrink_steps_mod
     from fuzz.cli.shrink import add_parser
 
     monkeypatch.setattr(shrink_steps_mod, "fresh_evaluator", lambda *a, **k: fake_stale_read)

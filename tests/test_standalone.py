@@ -3,11 +3,11 @@ filed (fuzz/findings/standalone.py); one that fails alone stays an entry."""
 
 import json
 
-from fuzz.findings.bugs import bug_rows, markdown
-from fuzz.findings.corpus import UNCONFIRMED, Corpus
+from fuzz.findings.report.bugs import bug_rows, markdown
+from fuzz.findings.store.corpus import UNCONFIRMED, Corpus
 from fuzz.findings.dedupe import settle
 from fuzz.findings.replay import entry_dirs
-from fuzz.findings.repro_files import check_repro, rewrite_scripts
+from fuzz.findings.store.repro_files import check_repro, rewrite_scripts
 from fuzz.findings.signature import signature
 from fuzz.findings.standalone import confirm, unconfirmed
 from fuzz.judge.runner import run_case
@@ -92,7 +92,7 @@ def test_a_check_whose_entry_was_merged_into_meanwhile_writes_nothing(tmp_path, 
     dropped when they changed, rather than written over the merge's."""
     import fuzz.findings.standalone as standalone
     import fuzz.program.short_repro as short_repro
-    from fuzz.findings.scripts import program_digest
+    from fuzz.findings.store.scripts import program_digest
 
     c = Corpus(tmp_path)
     _, _, path = _record(c, WARM)

@@ -2,9 +2,9 @@
 shrunk with the options that take the decision out of the timing, and the
 shipped known-issues file names that form."""
 
-from fuzz.findings.corpus import Corpus
-from fuzz.findings.known import KnownIssues
-from fuzz.findings.shrink import shrink_entry
+from fuzz.findings.store.corpus import Corpus
+from fuzz.findings.status.known import KnownIssues
+from fuzz.findings.shrink.entry import shrink_entry
 from fuzz.findings.signature import signature
 from fuzz.findings.steadying import steadied
 from fuzz.judge.verdict import Outcome, Stage, Verdict

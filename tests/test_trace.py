@@ -1,4 +1,4 @@
-"""`shapefuzz report ENTRY --trace` (fuzz/findings/trace.py): a TORCH_TRACE of
+"""`shapefuzz report ENTRY --trace` (fuzz/findings/report/trace.py): a TORCH_TRACE of
 the entry's repro under ENTRY/trace/, tlparse's summary where it is
 installed, and the report's paragraph on it."""
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.findings.corpus import Corpus
-from fuzz.findings.report import render_compiled
-from fuzz.findings.trace import TRACE_DIR, TraceError, collect_trace, trace_text
+from fuzz.findings.store.corpus import Corpus
+from fuzz.findings.report.issue import render_compiled
+from fuzz.findings.report.trace import TRACE_DIR, TraceError, collect_trace, trace_text
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,7 +7,7 @@ import json
 
 import torch
 
-from fuzz.findings.corpus import Corpus
+from fuzz.findings.store.corpus import Corpus
 from fuzz.cli.triage import add_parser as add_triage_parser
 from fuzz.judge.runner import run_case
 from fuzz.findings.signature import signature

@@ -14,9 +14,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from fuzz.cli import main
-from fuzz.findings.bugs import bug_rows
-from fuzz.findings.corpus import Corpus
-from fuzz.findings.upstream_search import NO_NETWORK, RATE_LIMITED, SEARCHED, queries
+from fuzz.findings.report.bugs import bug_rows
+from fuzz.findings.store.corpus import Corpus
+from fuzz.findings.status.upstream_search import NO_NETWORK, RATE_LIMITED, SEARCHED, queries
 
 ROOT = Path(__file__).resolve().parent.parent
 ERROR_ENTRY = "67edeaa119f4"  # ValueError in torch._inductor.utils:sympy_subs, a person's record with no url

@@ -1,4 +1,4 @@
-"""A timed campaign winds down (fuzz/campaign/winddown.py): its cases stop once
+"""A timed campaign winds down (fuzz/campaign/followups/winddown.py): its cases stop once
 the shrinks pending need the rest of the time, never before the last
 LATEST_SHARE of it, and its follow-ups get the machine until the limit."""
 
@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from fuzz.campaign.followup import JobLog
-from fuzz.campaign.winddown import LATEST_SHARE, WindDown, drain_seconds, slow_seconds, wind_down_due
+from fuzz.campaign.followups.runner import JobLog
+from fuzz.campaign.followups.winddown import LATEST_SHARE, WindDown, drain_seconds, slow_seconds, wind_down_due
 
 
 A = "a" * 12  # an entry key
@@ -74,7 +74,7 @@ def test_a_timed_campaign_stops_its_cases_early_and_gives_the_rest_to_its_follow
     """A 30-second campaign whose shrinks would take 10 s winds down 6 s before its
     end (LATEST_SHARE), runs a shrink after its last case, and returns at its
     limit (--no-wait), not when its cases end."""
-    import fuzz.campaign.winddown as winddown
+    import fuzz.campaign.followups.winddown as winddown
     from fuzz.campaign.driver import CampaignConfig, run_campaign
     from fuzz.campaign.progress import Progress
 

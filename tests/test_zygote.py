@@ -102,7 +102,7 @@ def test_a_hang_in_the_zygote_is_killed_at_the_timeout(in_zygote, tmp_path):
 
 def test_a_follow_up_job_computes_in_the_zygote(in_zygote, tmp_path):
     unnamed(in_zygote)
-    from fuzz.campaign.followup_local import LocalRemote
+    from fuzz.campaign.followups.local import LocalRemote
 
     remote = LocalRemote(slots=1, log=lambda *a: None)
     remote._zygote_started = True  # this test's zygote, not one of its own

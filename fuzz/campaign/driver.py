@@ -1,7 +1,7 @@
 """The fuzz campaign: generate programs in this process, judge them in
 sandboxed workers (or in-process, or on a Ray cluster), bucket findings by
 signature, record new ones in the corpus, queue their follow-up jobs (shrink
-and merge, sanitizer; triage with --triage: fuzz/campaign/followup.py) and keep resumable
+and merge, sanitizer; triage with --triage: fuzz/campaign/followups/runner.py) and keep resumable
 state (fuzz/campaign/state.py).
 
 run_campaign wires parts and runs the loop (docs/campaign.md is the map):
@@ -20,13 +20,13 @@ from dataclasses import asdict, dataclass, field
 
 from fuzz.campaign.disk import DiskGovernor
 from fuzz.campaign.executor import open_executor
-from fuzz.campaign.followup import FollowUps
+from fuzz.campaign.followups.runner import FollowUps
 from fuzz.campaign.recorder import Recorder
 from fuzz.campaign.sizing import drawing_processes, usable_cpus
 from fuzz.campaign.source import CaseSource, open_guide
 from fuzz.campaign.state import CampaignState, StateError
 from fuzz.campaign.state_files import default_corpus  # noqa: F401 - where run and followup ask for it
-from fuzz.campaign.winddown import WindDown
+from fuzz.campaign.followups.winddown import WindDown
 
 # The per-case time limit `shapefuzz run` gives by device type (else 300 s). A hang
 # holds its worker this long: on the H100 a cluster of 3 near-identical hanging
@@ -56,7 +56,7 @@ class CampaignConfig:
     state_dir: str = "runs/default"
     corpus_dir: str | None = None  # None: STATE/corpus, beside the state dir (never a checkout's tracked corpus/)
     workers: int | None = 1  # 0: judge in this process (no sandbox); with ray: per node (None: by the node)
-    ray: str | None = None  # judge on this Ray cluster (fuzz/campaign/ray_pool.py): local, auto or HOST:PORT
+    ray: str | None = None  # judge on this Ray cluster (fuzz/campaign/cluster/pool.py): local, auto or HOST:PORT
     devices: list | None = None  # CUDA indices to pin workers to
     workers_per_gpu: int | None = 1  # (with ray, None: the node's CPUs are shared over its GPUs)
     timeout: float = 300.0  # per case, seconds (`shapefuzz run`'s default: CASE_TIMEOUT)
@@ -141,7 +141,7 @@ class Parts:
 def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_done=None,
                  wait: bool = True) -> CampaignResult:
     """Run (or resume) the campaign of cfg.state_dir. Follow-up jobs on new
-    entries (fuzz/campaign/followup.py) run beside it in one runner process.
+    entries (fuzz/campaign/followups/runner.py) run beside it in one runner process.
     When the cases are done, `on_cases_done(summary)` is called (the summary
     counts the follow-ups still pending); then, with `wait`, the follow-ups
     are finished (Ctrl-C stops them, to be resumed), else stopped and left
@@ -151,7 +151,7 @@ def run_campaign(cfg: CampaignConfig, *, progress=None, strategy=None, on_cases_
     kind = cfg.kind()
     cluster = None
     if cfg.ray is not None:  # joined before the state dir is opened: a cluster that cannot be had writes nothing
-        from fuzz.campaign.ray_pool import connect
+        from fuzz.campaign.cluster.pool import connect
 
         cluster = connect(None if cfg.ray == "auto" else cfg.ray)
     parts = _assemble(cfg, kind, corpus, known, reference, cluster, progress, strategy)
@@ -192,8 +192,8 @@ def _corpus_and_rules(cfg: CampaignConfig):
     """The corpus (checked writable now, not at the first finding hours in), the known-issues rules and the
     reference corpus (named in the corpus's .reference.json for its follow-ups and `bugs`)."""
     from fuzz.files import check_writable_dir
-    from fuzz.findings.corpus import Corpus, CorpusError
-    from fuzz.findings.known import KnownIssues, KnownIssuesError
+    from fuzz.findings.store.corpus import Corpus, CorpusError
+    from fuzz.findings.status.known import KnownIssues, KnownIssuesError
     from fuzz.findings.reference import REFERENCE_FILE, Reference, write_reference
 
     if os.path.exists(cfg.corpus_dir) and not os.path.isdir(cfg.corpus_dir):
@@ -253,7 +253,7 @@ def _assemble(cfg, kind, corpus, known, reference, cluster, progress, strategy) 
 
 
 def _wind_down(cfg, state, followups, progress) -> WindDown | None:
-    """With a time limit and shrinks, the last minutes go to the shrinks (fuzz/campaign/winddown.py)."""
+    """With a time limit and shrinks, the last minutes go to the shrinks (fuzz/campaign/followups/winddown.py)."""
     if cfg.time_limit is None or not cfg.shrink:
         return None
 

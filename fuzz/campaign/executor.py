@@ -52,7 +52,7 @@ class LocalWorkers:
         state.restarts = self.restarts_before + self.pool.restarts
 
     def balance(self, followups) -> None:
-        from fuzz.campaign.followup_local import workers_to_pause
+        from fuzz.campaign.followups.local import workers_to_pause
 
         self.pool.paused = workers_to_pause(self.pool.workers, self.cpus, followups.running())
 
@@ -81,7 +81,7 @@ def open_executor(cfg, kind, state, *, cluster, disk, confirmed: set, cpus: int,
     """The executor cfg asks for: Ray with a cluster, else workers, else (--workers 0) this process.
     confirmed: the recorder's confirmed signature keys (read by the workers at each case)."""
     if cluster is not None:
-        from fuzz.campaign.ray_pool import RayPool
+        from fuzz.campaign.cluster.pool import RayPool
 
         return RayWorkers(RayPool(cluster, kind=kind, timeout=cfg.timeout, workers=cfg.workers,
                                   workers_per_gpu=cfg.workers_per_gpu, cuda=cfg.on_cuda(), env=kind.worker_env(),

@@ -87,7 +87,7 @@ class Recorder:
 
     def _known_as(self, sig, v, p) -> str | None:
         """What knows the finding: a known-issues rule, or the reference row of an entry set aside in known/."""
-        from fuzz.findings.corpus import KNOWN
+        from fuzz.findings.store.corpus import KNOWN
 
         known, corpus = self.known, self.corpus
         rule = known.match(sig, v, p) if known else None

@@ -22,7 +22,7 @@ state_dir/
                   and where the corpus is
   lock            held (fcntl.flock) by the one `shapefuzz run` using the
                   dir; it holds that run's pid
-  jobs.jsonl      the follow-up jobs on new entries (fuzz/campaign/followup.py)
+  jobs.jsonl      the follow-up jobs on new entries (fuzz/campaign/followups/runner.py)
   batches.jsonl   one line per generated batch of programs: how many programs
                   precede the next batch and this batch's program keys, so a
                   resumed campaign draws again from the batch of its first
@@ -144,10 +144,10 @@ class CampaignState:
     signatures: set = field(default_factory=set)
     new_signatures: set = field(default_factory=set)  # not known issues: each leads to a corpus entry
     corpus_dir: str | None = None  # where the findings went (absolute)
-    followups: dict = field(default_factory=dict)  # follow-up job counts (fuzz/campaign/followup.py)
+    followups: dict = field(default_factory=dict)  # follow-up job counts (fuzz/campaign/followups/runner.py)
     _corpus: object = field(default=None, repr=False, compare=False)
     restarts: Counter = field(default_factory=Counter)
-    nodes: dict = field(default_factory=dict)  # --ray: this session's nodes (fuzz/campaign/ray_pool.py node_summary)
+    nodes: dict = field(default_factory=dict)  # --ray: this session's nodes (fuzz/campaign/cluster/pool.py node_summary)
     node_cases: Counter = field(default_factory=Counter)  # --ray: cases judged per node, every session
     seconds_total: float = 0.0  # summed worker seconds
     compile_seconds: float = 0.0
@@ -200,7 +200,7 @@ class CampaignState:
                              "use another --state dir or the same flags")
         for log in LOGS:
             _read_jsonl(os.path.join(state_dir, log))
-        from fuzz.campaign.followup import JobLog  # lazy: it pulls in the follow-up runner
+        from fuzz.campaign.followups.runner import JobLog  # lazy: it pulls in the follow-up runner
 
         JobLog(state_dir).refresh()  # jobs.jsonl: StateError when corrupt
         _read_json(os.path.join(state_dir, "state.json"), _SNAPSHOT_FIX)
@@ -383,11 +383,11 @@ class CampaignState:
         now (a signature whose entry was merged counts with the entry it joined)."""
         if not self.corpus_dir:
             return len(self.new_signatures)
-        from fuzz.findings.corpus import Corpus
+        from fuzz.findings.store.corpus import Corpus
 
         if self._corpus is None:
             self._corpus = Corpus(self.corpus_dir)
-        from fuzz.findings.corpus import SET_ASIDE
+        from fuzz.findings.store.corpus import SET_ASIDE
 
         held = {k: self._corpus.resolve(k) for k in self.new_signatures}
         # an entry set aside (it does not fail alone in a fresh process, or its cause is in the reference
@@ -412,7 +412,7 @@ class CampaignState:
         st.session_start = time.monotonic()
         nodes = st._snapshot_file().get("nodes")  # the last --ray session's nodes
         st.nodes = nodes if isinstance(nodes, dict) else {}
-        from fuzz.campaign.followup import JobLog
+        from fuzz.campaign.followups.runner import JobLog
 
         st.followups = JobLog(state_dir).refresh().counts()
         return st.summary()

@@ -280,7 +280,7 @@ class WorkerPool:
         """Every (case_id, verdict_dict, info) completed so far, after waiting up
         to `timeout` seconds for the first when none is; [] at once when nothing
         is queued or running. (For a caller that submits and collects in turns,
-        as a Ray node does: fuzz/campaign/ray_node.py.)"""
+        as a Ray node does: fuzz/campaign/cluster/node.py.)"""
         deadline = time.monotonic() + timeout
         while not self._done and (self._pending or self.in_flight):
             left = deadline - time.monotonic()

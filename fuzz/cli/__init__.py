@@ -128,8 +128,8 @@ def _bad_input(e: Exception) -> bool:
     from fuzz.datafile import DataFileError
     from fuzz.devices import DeviceError
     from fuzz.files import UnsafePath
-    from fuzz.findings.corpus import CorpusError
-    from fuzz.findings.known import KnownIssuesError
+    from fuzz.findings.store.corpus import CorpusError
+    from fuzz.findings.status.known import KnownIssuesError
     from fuzz.judge.backends import BackendError
     from fuzz.program.ir import ProgramError
 

@@ -1,4 +1,4 @@
-"""`shapefuzz bugs [CORPUS] [--write] [--json]`: one row per distinct bug (fuzz/findings/bugs.py)."""
+"""`shapefuzz bugs [CORPUS] [--write] [--json]`: one row per distinct bug (fuzz/findings/report/bugs.py)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def cmd(args) -> int:
     from fuzz.terminal import markup as escape, raw
 
     from fuzz.files import write_atomic
-    from fuzz.findings.bugs import (bug_rows, index_newest, known_in_reference, known_lines, markdown, newest_line,
+    from fuzz.findings.report.bugs import (bug_rows, index_newest, known_in_reference, known_lines, markdown, newest_line,
                                      set_aside_lines, summary_line, untriaged_lines)
     from fuzz.findings.standalone import unconfirmed
 

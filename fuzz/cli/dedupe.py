@@ -37,7 +37,7 @@ def add_parser(subparsers):
 
 def cmd(args) -> int:
     from fuzz.findings.dedupe import dedupe
-    from fuzz.findings.shrink import DEFAULT_RERUNS
+    from fuzz.findings.shrink.entry import DEFAULT_RERUNS
 
     root = Path(args.corpus)
     if not root.is_dir():

@@ -1,5 +1,5 @@
 """`shapefuzz export-tests CORPUS -o FILE`: the corpus's bugs as one file of
-strict-xfail pytest tests for upstream's suite (fuzz/findings/export_tests.py)."""
+strict-xfail pytest tests for upstream's suite (fuzz/findings/report/export_tests.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def add_parser(subparsers):
     e = subparsers.add_parser(
         "export-tests", help="write the corpus's bugs as one Python file of strict-xfail tests (torch and pytest "
         "only), each named for its entry and naming its bug",
-        description=__import__("fuzz.findings.export_tests", fromlist=["x"]).__doc__.split("\n\n", 1)[1])
+        description=__import__("fuzz.findings.report.export_tests", fromlist=["x"]).__doc__.split("\n\n", 1)[1])
     e.add_argument("corpus", help="the corpus directory (unconfirmed/ entries are left out)")
     e.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="the test file to write (e.g. test_shapefuzz_bugs.py); '-' for stdout")
@@ -23,7 +23,7 @@ def add_parser(subparsers):
 
 def cmd(args) -> int:
     from fuzz.files import write_atomic
-    from fuzz.findings.export_tests import export
+    from fuzz.findings.report.export_tests import export
 
     root = Path(args.corpus)
     if not root.is_dir():

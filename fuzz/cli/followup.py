@@ -1,5 +1,5 @@
 """`shapefuzz followup STATE`: finish a campaign's pending follow-up jobs
-(shrink and merge, sanitizer; triage after `run --triage`; fuzz/campaign/followup.py), e.g. after
+(shrink and merge, sanitizer; triage after `run --triage`; fuzz/campaign/followups/runner.py), e.g. after
 `shapefuzz run --no-wait`, a Ctrl-C or a kill. Rerunning the campaign's own
 command does the same, besides any cases left."""
 
@@ -27,7 +27,7 @@ def add_parser(subparsers):
 
 
 def cmd(args) -> int:
-    from fuzz.campaign.followup import FollowUps
+    from fuzz.campaign.followups.runner import FollowUps
     from fuzz.campaign.state_files import other_corpus
 
     if not os.path.exists(os.path.join(args.state_dir, "config.json")):
@@ -35,7 +35,7 @@ def cmd(args) -> int:
         return EXIT_BAD_INPUT
     cluster = None
     if args.ray is not None:
-        from fuzz.campaign.ray_pool import RayError, connect
+        from fuzz.campaign.cluster.pool import RayError, connect
 
         try:
             cluster = connect(None if args.ray == "auto" else args.ray)

@@ -1,6 +1,6 @@
 """`shapefuzz report ENTRY [--write] [--trace] [--no-triage]`: an issue-ready markdown report of a corpus
 entry; an entry a campaign left untriaged is triaged first (fuzz/findings/deferred_triage.py); --trace
-first collects a TORCH_TRACE of its repro (fuzz/findings/trace.py)."""
+first collects a TORCH_TRACE of its repro (fuzz/findings/report/trace.py)."""
 
 from __future__ import annotations
 
@@ -27,11 +27,11 @@ def add_parser(subparsers):
 
 
 def cmd(args) -> int:
-    from fuzz.findings.corpus import CorpusError
+    from fuzz.findings.store.corpus import CorpusError
     from fuzz.kinds import render_report, report_entry
 
     from fuzz.findings.deferred_triage import triage_if_needed, untriaged_line
-    from fuzz.findings.trace import TraceError, collect_trace
+    from fuzz.findings.report.trace import TraceError, collect_trace
 
     def note(line: str) -> None:
         print(line, file=sys.stderr, flush=True)

@@ -71,7 +71,7 @@ def _program(args):
     (ValueError when it is neither: ProgramError and CorpusError are ValueErrors)."""
     if not args.harness or not Path(args.case).is_dir():
         return load_case(args.case), f"repro of {args.case}"
-    from fuzz.findings.corpus import Corpus, CorpusError
+    from fuzz.findings.store.corpus import Corpus, CorpusError
 
     d = Path(args.case)
     if not (d / "program.json").is_file():
@@ -88,9 +88,9 @@ def _entries(args) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
     from fuzz.campaign.sizing import size_pool
-    from fuzz.findings.corpus import Corpus, CorpusError
+    from fuzz.findings.store.corpus import Corpus, CorpusError
     from fuzz.findings.replay import entry_dirs
-    from fuzz.findings.repro_files import check_repro, rewrite_scripts
+    from fuzz.findings.store.repro_files import check_repro, rewrite_scripts
     from fuzz.judge.backends import BackendError
 
     root = Path(args.case)

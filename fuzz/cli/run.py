@@ -259,7 +259,7 @@ def _bad_options(args) -> str | None:
 
 def _bad_ray(args) -> str | None:
     """--ray: Ray installed, an address, and options that mean something on a cluster."""
-    from fuzz.campaign.ray_pool import bad_address, missing
+    from fuzz.campaign.cluster.pool import bad_address, missing
 
     if args.workers == 0:
         return "--workers 0 judges in this process; with --ray, --workers N sets the workers of each node (N >= 1)"
@@ -358,7 +358,7 @@ def _bad_menu(args) -> str | None:
 
 def _after(res, pending_line) -> None:
     """The corpus entries the session made, where they are now (merged ones moved), and the follow-ups."""
-    from fuzz.findings.corpus import Corpus
+    from fuzz.findings.store.corpus import Corpus
 
     if res.new_entries:
         lines = []

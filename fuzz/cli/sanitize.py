@@ -20,8 +20,8 @@ def add_parser(subparsers):
 
 
 def cmd(args) -> int:
-    from fuzz.findings.corpus import Corpus, CorpusError
-    from fuzz.findings.repro_files import drop_stored_harness
+    from fuzz.findings.store.corpus import Corpus, CorpusError
+    from fuzz.findings.store.repro_files import drop_stored_harness
     from fuzz.findings.sanitizer import find_sanitizer, sanitize_entry
     from fuzz.judge.backends import not_allowed
 

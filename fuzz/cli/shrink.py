@@ -1,5 +1,5 @@
 """`shapefuzz shrink CASE_OR_ENTRY`: shrink a finding with its signature pinned
-(fuzz/findings/shrink.py; torch_xla step programs: fuzz/findings/shrink_steps.py)."""
+(fuzz/findings/shrink/entry.py; torch_xla step programs: fuzz/findings/shrink/steps.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from fuzz.findings.shrink import DEFAULT_RERUNS
+from fuzz.findings.shrink.entry import DEFAULT_RERUNS
 
 from fuzz.cli.common import EXIT_BAD_INPUT, cannot_run, count, device_arg, error, load_case, override, parse_duration
 
@@ -66,7 +66,7 @@ def cmd(args) -> int:
     out = None
     try:
         if target.is_dir():
-            from fuzz.findings.corpus import Corpus
+            from fuzz.findings.store.corpus import Corpus
 
             # as for a case file: a device or stack this machine lacks is bad input, not "not reproduced"
             if cannot_run(override(Corpus(target.parent).load(target).program, args)):

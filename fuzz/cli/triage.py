@@ -27,7 +27,7 @@ def add_parser(subparsers):
 
 
 def cmd(args) -> int:
-    from fuzz.findings.corpus import Corpus, CorpusError
+    from fuzz.findings.store.corpus import Corpus, CorpusError
     from fuzz.findings.triage import triage_entry
     from fuzz.kinds import kind_of_file
 

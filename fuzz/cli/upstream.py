@@ -1,5 +1,5 @@
 """`shapefuzz upstream ENTRY|CORPUS`: search GitHub's issues for each entry's
-bug and record the candidates with the date (fuzz/findings/upstream_search.py)."""
+bug and record the candidates with the date (fuzz/findings/status/upstream_search.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, error, parse_duration
 
 
 def add_parser(subparsers):
-    from fuzz.findings.upstream_search import API_ENV, DEFAULT_API
+    from fuzz.findings.status.upstream_search import API_ENV, DEFAULT_API
 
     u = subparsers.add_parser(
         "upstream", help="search GitHub's pytorch issues for each entry's masked message, innermost frame and ops; "
@@ -31,9 +31,9 @@ def add_parser(subparsers):
 
 
 def cmd(args) -> int:
-    from fuzz.findings.corpus import Corpus, CorpusError
+    from fuzz.findings.store.corpus import Corpus, CorpusError
     from fuzz.findings.replay import entry_dirs
-    from fuzz.findings.upstream_search import (NO_NETWORK, RATE_LIMITED, Client, Result, merged_record,
+    from fuzz.findings.status.upstream_search import (NO_NETWORK, RATE_LIMITED, Client, Result, merged_record,
                                                search_entry, summary)
 
     root = Path(args.target)

@@ -1,5 +1,5 @@
 """`shapefuzz versions ENTRY|CORPUS [--torch 2.6 2.7 ...]`: which torch releases a bug affects
-(fuzz/findings/versions.py)."""
+(fuzz/findings/status/versions.py)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from fuzz.cli.common import EXIT_BAD_INPUT, EXIT_OK, count, error, parse_duratio
 
 
 def add_parser(subparsers):
-    from fuzz.findings.versions import DEFAULT_RELEASES
+    from fuzz.findings.status.versions import DEFAULT_RELEASES
 
     v = subparsers.add_parser(
         "versions", help="run entries' short repros under several torch releases (a cached virtualenv each) and "
-        "record affected / first fixed in the entries", description=__import__("fuzz.findings.versions", fromlist=["x"])
+        "record affected / first fixed in the entries", description=__import__("fuzz.findings.status.versions", fromlist=["x"])
         .__doc__.split("\n\n", 1)[1])
     v.add_argument("target", help="a corpus entry's directory, or a corpus (every entry with a short repro)")
     v.add_argument("--torch", nargs="+", default=list(DEFAULT_RELEASES), metavar="RELEASE",
@@ -33,10 +33,10 @@ def add_parser(subparsers):
 
 
 def cmd(args) -> int:
-    from fuzz.findings.bugs import versions_text
-    from fuzz.findings.corpus import Corpus, CorpusError
+    from fuzz.findings.report.bugs import versions_text
+    from fuzz.findings.store.corpus import Corpus, CorpusError
     from fuzz.findings.replay import entry_dirs
-    from fuzz.findings.versions import VersionsError, entry_versions, resolve_releases
+    from fuzz.findings.status.versions import VersionsError, entry_versions, resolve_releases
     from fuzz.judge.backends import BackendError
 
     try:
@@ -68,7 +68,7 @@ def cmd(args) -> int:
 
     from concurrent.futures import ThreadPoolExecutor
 
-    from fuzz.findings.versions import ensure_env
+    from fuzz.findings.status.versions import ensure_env
 
     try:  # the venvs first, one at a time: parallel pip installs of one release would collide
         needs_envs = not args.python  # CPU entries, and CUDA entries' CPU twins
@@ -90,7 +90,7 @@ def cmd(args) -> int:
             rec = entry_versions(entry, args.torch, pythons=args.python, timeout=args.timeout, log=log)
         except (CorpusError, VersionsError, BackendError, OSError) as e:  # BackendError: a module not allowed
             return d, None, f"{d}: {e}"
-        from fuzz.findings.versions import merge_records
+        from fuzz.findings.status.versions import merge_records
 
         rec = merge_records(entry.meta.get("versions"), rec)  # the releases not run now stay in the range
         if not args.dry_run:

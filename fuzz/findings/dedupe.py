@@ -3,7 +3,7 @@
 An entry is made under its finding's provisional signature. `settle(corpus,
 entry)` finishes it: shrinks it unless it is shrunk (trying first the minimal
 programs of the entries the corpus already holds for that kind of finding,
-fuzz/findings/shrink_onto.py, which is what makes the hundredth program of a
+fuzz/findings/shrink/onto.py, which is what makes the hundredth program of a
 known bug cheap; not at all when its minimal key needs no shrink,
 signature.settled_signature, and the corpus holds that entry already),
 computes the minimal signature of the shrunk program, and
@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from fuzz.findings.corpus import HARNESS, Corpus, CorpusError, Entry
-from fuzz.findings.repro_files import check_repro, drop_stored_harness
-from fuzz.findings.shrink import DEFAULT_RERUNS
+from fuzz.findings.store.corpus import HARNESS, Corpus, CorpusError, Entry
+from fuzz.findings.store.repro_files import check_repro, drop_stored_harness
+from fuzz.findings.shrink.entry import DEFAULT_RERUNS
 from fuzz.findings.signature import minimal_signature, outcome_class, settled_signature
 from fuzz.findings.standalone import UNCONFIRMED, confirm, unconfirmed
 from fuzz.kinds import kind_of, report_entry
@@ -81,7 +81,7 @@ def known_forms(corpus: Corpus, entry: Entry, extra: list | None = None) -> list
 def _to_reference(corpus: Corpus, out: Settlement, log) -> bool:
     """Set the settled entry aside in known/ when its cause is in the corpus's reference corpus
     (fuzz/findings/reference.py): no standalone checks or report for it. True when it was."""
-    from fuzz.findings.corpus_files import CorpusFileError
+    from fuzz.findings.store.corpus_files import CorpusFileError
     from fuzz.findings.reference import reference_of, set_known
 
     try:
@@ -137,7 +137,7 @@ def settle(corpus: Corpus, entry_dir, *, time_budget: float = 300.0, timeout: fl
     re-key it by its minimal signature, merging (`write`=False: compute the
     key, write nothing). `shrinker`: what shrinks the entry instead of its
     kind's shrink_entry, with its arguments (a Ray cluster's:
-    fuzz/campaign/ray_followup.py). Raises CorpusError for an unreadable entry."""
+    fuzz/campaign/cluster/followups.py). Raises CorpusError for an unreadable entry."""
     entry = corpus.load(entry_dir)
     out = Settlement(source=entry.key)
     if entry.minimal and not reshrink:

@@ -59,7 +59,7 @@ def _no_ablation(d: Path, why: str) -> str:
 
 def untriaged_line(entry_dir) -> str | None:
     """What `report --no-triage` says of an entry it leaves untriaged (and how to triage it), or None."""
-    from fuzz.findings.corpus import Corpus
+    from fuzz.findings.store.corpus import Corpus
 
     d = Path(entry_dir)
     why = untriaged(Corpus(d.parent).load(d))
@@ -70,7 +70,7 @@ def triage_if_needed(entry_dir, *, timeout: float = 300.0, log=None) -> str | No
     """Triage the entry at `entry_dir` when it needs it (untriaged) and this machine can; returns
     None when its ablation is of its program now (made here or before), else a line saying why it
     has none and how to make it. `log`: told before a triage starts (it takes minutes)."""
-    from fuzz.findings.corpus import Corpus
+    from fuzz.findings.store.corpus import Corpus
     from fuzz.findings.triage import triage_entry
 
     d = Path(entry_dir)

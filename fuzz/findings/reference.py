@@ -4,7 +4,7 @@ A fresh campaign used to list again causes the corpus its user already has (the 
 shared one), as new rows "not searched upstream yet". Now a campaign's corpus names a reference corpus in
 its `.reference.json` (`shapefuzz run --known-corpus DIR`; by default the corpus of the checkout shapefuzz
 runs from, never a dir found where the command is started), and a finding whose key, or, once shrunk,
-whose cause (its cluster: fuzz/findings/clusters.py) matches an entry there is set aside under
+whose cause (its cluster: fuzz/findings/status/clusters.py) matches an entry there is set aside under
 CORPUS/known/<key>, whole and marked with the reference row it belongs to (its status and upstream link),
 like the entries set aside in unconfirmed/: no entry of the campaign's, no further follow-up, and later
 hits of its keys are counted there. `bugs` lists them apart, under the reference row.
@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from fuzz.findings.corpus import KNOWN, Corpus, _now
+from fuzz.findings.store.corpus import KNOWN, Corpus, _now
 
 REFERENCE_FILE = ".reference.json"  # in a campaign's corpus: {"corpus": the reference corpus's path}
 
@@ -53,8 +53,8 @@ class Reference:
     entries absorbed, its index's keys) and by cluster."""
 
     def __init__(self, root):
-        from fuzz.findings.bugs import PENDING, bug_rows
-        from fuzz.findings.clusters import cluster_key
+        from fuzz.findings.report.bugs import PENDING, bug_rows
+        from fuzz.findings.status.clusters import cluster_key
 
         self.root = Path(root)
         corpus = Corpus(self.root)
@@ -91,7 +91,7 @@ class Reference:
 
     def for_entry(self, entry) -> Row | None:
         """The row a shrunk entry belongs to: by its key, else by its cause (cluster)."""
-        from fuzz.findings.clusters import cluster_key
+        from fuzz.findings.status.clusters import cluster_key
 
         if not entry.shrunk and not entry.minimal:
             return self.for_key(entry.key)
@@ -109,7 +109,7 @@ def write_reference(corpus_root, reference_root) -> None:
 
 def reference_root(corpus_root) -> Path | None:
     """The reference corpus a corpus names (None: none, or it is gone). A malformed file is CorpusFileError."""
-    from fuzz.findings.corpus_files import read
+    from fuzz.findings.store.corpus_files import read
 
     path = Path(corpus_root) / REFERENCE_FILE
     if not path.exists() and not path.is_symlink():

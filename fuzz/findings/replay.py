@@ -100,7 +100,7 @@ def _known_issues(root: Path):
     path = root / "known_issues.json"
     if not os.path.lexists(path):
         return None
-    from fuzz.findings.known import KnownIssues
+    from fuzz.findings.status.known import KnownIssues
 
     return KnownIssues.load(path)
 
@@ -108,7 +108,7 @@ def _known_issues(root: Path):
 def replay_entry(entry_dir, *, timeout: float = 600.0, python: str | None = None, cache_dir: str | None = None,
                  known=None, env: dict | None = None) -> ReplayRow:
     """Replay one corpus entry; never raises for a bad entry (an ERROR row)."""
-    from fuzz.findings.corpus import CorpusError
+    from fuzz.findings.store.corpus import CorpusError
 
     d = Path(entry_dir).absolute()  # the judge runs in another cwd
     row = ReplayRow(key=d.name, path=str(entry_dir), status=ERROR)
@@ -130,7 +130,7 @@ def replay_entry(entry_dir, *, timeout: float = 600.0, python: str | None = None
 def stored_repro_problem(path: Path) -> str | None:
     """Why an entry's stored repro.py cannot be filed (missing, over its size cap, empty, truncated or not
     Python), or None. It is read through the one loader and compiled, never run."""
-    from fuzz.findings.corpus_files import CorpusFileError, read_stored_text
+    from fuzz.findings.store.corpus_files import CorpusFileError, read_stored_text
 
     if not path.exists():
         return "repro.py cannot be read: it is missing"
@@ -152,9 +152,9 @@ def stored_repro_problem(path: Path) -> str | None:
 
 
 def _replay_into(row: ReplayRow, d: Path, work: Path, *, timeout, python, cache_dir, known, env) -> None:
-    from fuzz.findings.corpus import HARNESS, Corpus, entry_repro
-    from fuzz.findings.corpus_files import read_stored_text
-    from fuzz.findings.scripts import settled_scripts
+    from fuzz.findings.store.corpus import HARNESS, Corpus, entry_repro
+    from fuzz.findings.store.corpus_files import read_stored_text
+    from fuzz.findings.store.scripts import settled_scripts
 
     entry = Corpus(d.parent).load(d)
     row.signature = entry.signature.text
@@ -215,8 +215,8 @@ def _replay_into(row: ReplayRow, d: Path, work: Path, *, timeout, python, cache_
         notes.append(f"the entry stores a {HARNESS}, which is generated on demand now (shapefuzz dedupe CORPUS "
                      "removes it)")
     if (d / "report.md").is_file():
-        from fuzz.findings.scripts import program_digest
-        from fuzz.findings.report_parts import stamped_program
+        from fuzz.findings.store.scripts import program_digest
+        from fuzz.findings.store.scripts import stamped_program
 
         if stamped_program(read_stored_text(d / "report.md")) != program_digest(entry.program):
             notes.append("report.md describes another program (shapefuzz report ENTRY --write rewrites it)")
@@ -229,7 +229,7 @@ def _note_replay(d: Path, row: ReplayRow, this_torch: bool) -> None:
     read-only corpus is replayed all the same)."""
     from datetime import datetime, timezone
 
-    from fuzz.findings.corpus import Corpus
+    from fuzz.findings.store.corpus import Corpus
 
     try:
         import torch
@@ -276,7 +276,7 @@ def same_bug(entry, v: Verdict) -> tuple[bool, str]:
 
 def entry_dirs(corpus_root) -> list[Path]:
     root = Path(corpus_root)
-    from fuzz.findings.corpus import SET_ASIDE
+    from fuzz.findings.store.corpus import SET_ASIDE
 
     return [d for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith(".") and d.name not in SET_ASIDE]
 

@@ -44,8 +44,8 @@ def sanitize_entry(entry_dir: str, timeout: float = 600.0) -> str | None:
     tool is absent. CorpusError for an entry that cannot be read. A program
     naming a module:attr backend imports it: callers that did not choose the
     backend check fuzz.judge.backends.not_allowed first."""
-    from fuzz.findings.corpus import Corpus
-    from fuzz.findings.scripts import entry_repro
+    from fuzz.findings.store.corpus import Corpus
+    from fuzz.findings.store.scripts import entry_repro
     from fuzz.judge.isolated import run_command, scratch_env
 
     exe = find_sanitizer()
@@ -68,9 +68,9 @@ def sanitize_entry(entry_dir: str, timeout: float = 600.0) -> str | None:
 
 
 def write_report(entry_dir: str, text: str) -> None:
-    """sanitizer.txt of an entry (also where a run made elsewhere lands: fuzz/campaign/ray_followup.py)."""
+    """sanitizer.txt of an entry (also where a run made elsewhere lands: fuzz/campaign/cluster/followups.py)."""
     from fuzz.files import write_atomic
-    from fuzz.findings.corpus_files import entry_inside
+    from fuzz.findings.store.corpus_files import entry_inside
 
     # a real entry dir inside its corpus, never a symlink's target; a temp file of its own, replaced into place
     write_atomic(entry_inside(entry_dir) / "sanitizer.txt", text + "\n")

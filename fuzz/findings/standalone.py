@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fuzz.findings.corpus import UNCONFIRMED, Corpus, _now
+from fuzz.findings.store.corpus import UNCONFIRMED, Corpus, _now
 
 
 def run_harness(entry, *, timeout: float = 600.0) -> tuple[bool | None, str]:
@@ -27,7 +27,7 @@ def run_harness(entry, *, timeout: float = 600.0) -> tuple[bool | None, str]:
     (True: it fails, False: compiled and eager agree, None: no answer), and
     what it showed."""
     from fuzz.findings.replay import FAIL_LINES, OK_LINES
-    from fuzz.findings.scripts import entry_repro
+    from fuzz.findings.store.scripts import entry_repro
     from fuzz.judge.isolated import EXIT_SKIP, run_script, tail
     from fuzz.judge.verdict import Outcome
 
@@ -66,7 +66,7 @@ def confirm(corpus: Corpus, entry_dir, *, timeout: float = 600.0) -> tuple[Path,
     (where the entry is now, the note)."""
     import torch
 
-    from fuzz.findings.scripts import program_digest
+    from fuzz.findings.store.scripts import program_digest
     from fuzz.kinds import kind_of
 
     d = Path(entry_dir)

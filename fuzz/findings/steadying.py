@@ -13,7 +13,7 @@ suspected, the options that force the decision one way and those that turn
 it off. A suspect is shrunk with the forcing options set and kept
 (`pinned`: the shrinker may not drop them) when the decision is its cause:
 it goes with the decision off and shows with it forced. Its repro then sets
-them and reproduces anywhere (fuzz/findings/shrink.py shrink_entry).
+them and reproduces anywhere (fuzz/findings/shrink/entry.py shrink_entry).
 
 Measured on an H200 (docs/benchmarks.md, "Long jobs, fourth round"): four
 matmul stride mismatches of a soak failed in 3 of 64 runs under load, in 0

@@ -451,7 +451,7 @@ def ablation_document(rows: list[AblationRow], program: Program, signature_key: 
 
 def load_ablation(entry_dir) -> dict | None:
     """The entry's ablation.json, or None when it has none or it is not one (corpus_files.py's schema)."""
-    from fuzz.findings.corpus_files import CorpusFileError, read
+    from fuzz.findings.store.corpus_files import CorpusFileError, read
 
     try:
         d = read(Path(entry_dir) / "ablation.json")
@@ -465,8 +465,8 @@ def triage_entry(entry_dir, *, evaluate: Evaluate | None = None, isolate: bool |
     """Ablate a corpus entry and write ablation.json into it; returns the
     document written. isolate=None judges crash/hang findings in a sandboxed
     worker (they would take this process down) and the rest in-process.
-    Raises fuzz.findings.corpus.CorpusError for an unreadable entry."""
-    from fuzz.findings.corpus import Corpus
+    Raises fuzz.findings.store.corpus.CorpusError for an unreadable entry."""
+    from fuzz.findings.store.corpus import Corpus
 
     entry = Corpus(Path(entry_dir).parent).load(entry_dir)
     if isolate is None:
@@ -483,7 +483,7 @@ def triage_entry(entry_dir, *, evaluate: Evaluate | None = None, isolate: bool |
 
 
 def write_ablation(entry_dir, doc: dict) -> None:
-    """ablation.json of an entry (also where a triage computed elsewhere lands: fuzz/campaign/ray_followup.py)."""
-    from fuzz.findings.corpus_files import entry_inside
+    """ablation.json of an entry (also where a triage computed elsewhere lands: fuzz/campaign/cluster/followups.py)."""
+    from fuzz.findings.store.corpus_files import entry_inside
 
     write_atomic(entry_inside(entry_dir) / "ablation.json", json.dumps(doc, indent=2, sort_keys=True) + "\n")

@@ -102,7 +102,7 @@ BACKENDS: dict[str, Backend] = {b.name: b for b in (
 
 
 # the built-in torch.compile backends, from the one that compiles least: a finding one of them shows is
-# shrunk under it (each candidate is a compile) and confirmed under its own (fuzz/findings/shrink.py)
+# shrunk under it (each candidate is a compile) and confirmed under its own (fuzz/findings/shrink/entry.py)
 LADDER = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
 
 

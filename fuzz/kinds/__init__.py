@@ -55,7 +55,7 @@ def render_report(entry) -> str:
     """Issue-ready markdown for a corpus Entry (or an entry directory), in the
     layout of the upstream project its kind reports to."""
     if isinstance(entry, (str, Path)):
-        from fuzz.findings.corpus import Corpus
+        from fuzz.findings.store.corpus import Corpus
 
         entry = Corpus(Path(entry).parent).load(entry)
     return kind_of(entry.program).render_report(entry)
@@ -64,7 +64,7 @@ def render_report(entry) -> str:
 def report_entry(entry_dir) -> str:
     """Render the entry's report and write it as report.md (atomically); returns it."""
     from fuzz.files import write_atomic
-    from fuzz.findings.corpus_files import entry_inside
+    from fuzz.findings.store.corpus_files import entry_inside
 
     text = render_report(entry_dir)
     write_atomic(entry_inside(entry_dir) / "report.md", text)

@@ -110,7 +110,7 @@ class ProgramKind:
 
     triage: str | None = None  # why `shapefuzz triage` cannot ablate this kind, or None when it can
 
-    # -- shrinking (fuzz/findings/shrink_engine.py with the kind's passes) -------------------
+    # -- shrinking (fuzz/findings/shrink/engine.py with the kind's passes) -------------------
     shrink_options: frozenset = frozenset()  # the kind-specific options of `shapefuzz shrink` it takes
 
     def shrink_entry(self, entry_dir, *, time_budget: float, reruns: int, write: bool, **options):

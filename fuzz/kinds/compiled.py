@@ -126,10 +126,10 @@ class CompiledKind(ProgramKind):
         from fuzz.judge.backends import backend
 
         if backend(entry.program.settings.backend).component == "torch_xla":  # PyTorch/XLA's issue layout
-            from fuzz.findings.report_xla import render_openxla
+            from fuzz.findings.report.xla import render_openxla
 
             return render_openxla(entry)
-        from fuzz.findings.report import render_compiled
+        from fuzz.findings.report.issue import render_compiled
 
         return render_compiled(entry)
 
@@ -137,21 +137,21 @@ class CompiledKind(ProgramKind):
 
     def shrink_entry(self, entry_dir, *, time_budget, reruns, write, timeout, log=None, backend=None, device=None,
                      sandbox=None, relax_families=True, hypothesis=0, onto=None, **_):
-        from fuzz.findings.shrink import shrink_entry
+        from fuzz.findings.shrink.entry import shrink_entry
 
         return shrink_entry(entry_dir, time_budget=time_budget, reruns=reruns, backend=backend, device=device,
                             sandbox=sandbox, timeout=timeout, relax_families=relax_families,
                             hypothesis_examples=hypothesis, write=write, onto=onto, log=log)
 
     def size(self, p) -> tuple:
-        from fuzz.findings.shrink_compiled import cost
+        from fuzz.findings.shrink.compiled import cost
 
         return cost(p)
 
     def shrink_case(self, p, *, time_budget, reruns, timeout, log=None, sandbox=None, relax_families=True,
                     hypothesis=0, **_):
         """Judge p, pin its signature, shrink; ValueError when p is not a finding."""
-        from fuzz.findings.shrink import evaluate_in_process, pool_evaluator, shrink
+        from fuzz.findings.shrink.entry import evaluate_in_process, pool_evaluator, shrink
         from fuzz.findings.signature import signature
 
         pool = None

@@ -90,23 +90,23 @@ class StepKind(ProgramKind):
         return (OPS[name].label or name) if name in OPS else name
 
     def render_report(self, entry) -> str:
-        from fuzz.findings.report_xla import render_steps
+        from fuzz.findings.report.xla import render_steps
 
         return render_steps(entry)
 
     def shrink_entry(self, entry_dir, *, time_budget, reruns, write, fault=None, **_):
-        from fuzz.findings.shrink_steps import shrink_step_entry
+        from fuzz.findings.shrink.steps import shrink_step_entry
 
         return shrink_step_entry(entry_dir, time_budget=time_budget, reruns=reruns, write=write,
                                  evaluate=_planted(fault))
 
     def size(self, p) -> tuple:
-        from fuzz.findings.shrink_steps import STEPS
+        from fuzz.findings.shrink.steps import STEPS
 
         return STEPS.cost(p)
 
     def shrink_case(self, p, *, time_budget, timeout, fault=None, **_):
-        from fuzz.findings.shrink_steps import fresh_evaluator, shrink_steps
+        from fuzz.findings.shrink.steps import fresh_evaluator, shrink_steps
 
         return shrink_steps(p, _planted(fault) or fresh_evaluator(timeout), time_budget=time_budget)
 

@@ -19,7 +19,7 @@ the same seed. A program with a backward pass makes its floating inputs leaves
 that require grad and takes the gradients of the judge's loss (sum of out**2 /
 2). Hangs and eager-only errors get None: they need the full harness
 (codegen.repro_source), generated on demand; their entry's repro.py says how
-(fuzz/findings/scripts.py). `check_short_repro` runs a short repro in a fresh
+(fuzz/findings/store/scripts.py). `check_short_repro` runs a short repro in a fresh
 process and says whether it fails the way the verdict did.
 """
 

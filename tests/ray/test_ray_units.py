@@ -4,7 +4,7 @@ resources it gives Ray, and the per-node progress line."""
 import pytest
 
 from fuzz.campaign.progress import nodes_text
-from fuzz.campaign.ray_pool import RayPool, bad_address
+from fuzz.campaign.cluster.pool import RayPool, bad_address
 
 
 def pool(**kw):

@@ -12,14 +12,14 @@ import pytest
 
 pytest.importorskip("torch_xla")
 
-from fuzz.findings.corpus import Corpus  # noqa: E402
+from fuzz.findings.store.corpus import Corpus  # noqa: E402
 from fuzz.findings.replay import replay_entry  # noqa: E402
 from fuzz.kinds import render_report  # noqa: E402
 from fuzz.findings.signature import signature  # noqa: E402
 from fuzz.judge.verdict import Outcome  # noqa: E402
 from fuzz.campaign import step_worker as worker  # noqa: E402
 from fuzz.judge.steps import run_step_program  # noqa: E402
-from fuzz.findings.shrink_steps import n_steps  # noqa: E402
+from fuzz.findings.shrink.steps import n_steps  # noqa: E402
 from fuzz.program.step_ir import Block, Step, StepProgram, concat  # noqa: E402
 from xla_programs import copy_alias_program, seed_program  # noqa: E402
 

@@ -8,7 +8,7 @@ pytest.importorskip("torch_xla")
 from fuzz.campaign.generate import generate  # noqa: E402
 from fuzz.findings.signature import in_bucket, signature  # noqa: E402
 from fuzz.judge.steps import _implicit_offset_as_strided, run_step_program  # noqa: E402
-from fuzz.findings.shrink_steps import n_steps, shrink_steps  # noqa: E402
+from fuzz.findings.shrink.steps import n_steps, shrink_steps  # noqa: E402
 from fuzz.program.step_ir import check  # noqa: E402
 from strategies.steps import step_programs  # noqa: E402
 from xla_programs import seed_program  # noqa: E402
