@@ -127,7 +127,7 @@ class Parts:
     not a branch of the loop."""
     cfg: CampaignConfig
     state: CampaignState
-    cluster: object  # the Ray cluster joined (ray_pool.Cluster), or None
+    cluster: object  # the Ray cluster joined (cluster/pool.py Cluster), or None
     disk: DiskGovernor  # the cache limit and its shares; a full disk stops the campaign
     followups: FollowUps  # the follow-up scheduler: one runner process beside the cases
     recorder: Recorder  # what each verdict leaves: the corpus, the state, the follow-ups queued

@@ -1,6 +1,6 @@
 """Where a campaign's cases are judged, behind one interface for the driver
 (fuzz/campaign/driver.py): sandboxed workers on this machine (workers.py),
-workers on every node of a Ray cluster (ray_pool.py), or this process
+workers on every node of a Ray cluster (cluster/pool.py), or this process
 (--workers 0: no sandbox).
 
 An executor's run(cases) yields (case index, verdict dict, info) as cases

@@ -168,7 +168,7 @@ def _rounded(p: Program, rounded: dict) -> Verdict:
 
 
 def edge_note(name: str, op: str, kind: str, detail: dict) -> str:
-    """The words that name the value where a mismatch through a threshold went wrong (report_outcome.py
+    """The words that name the value where a mismatch through a threshold went wrong (report/outcome.py
     reads them back: keep the two in step)."""
     numbers = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in detail.items())
     return f"it comes through {name}, which {op} reads: compiled {name} is further from a float64 run than " \

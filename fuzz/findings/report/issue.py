@@ -7,8 +7,8 @@
 and the symptom and claims dynamic shapes only where a dim is symbolic, one
 paragraph of description, the entry's standalone repro.py inline, expected
 and actual in a sentence each for the outcome class and why it matters
-(report_outcome.py), the ablation collapsed to the rows that matter
-(report_ablation.py), the torch releases it affects (`shapefuzz versions`), a
+(report/outcome.py), the ablation collapsed to the rows that matter
+(report/ablation.py), the torch releases it affects (`shapefuzz versions`), a
 suggested duplicate search (the masked message and the key frame), and the
 environment as `python -m torch.utils.collect_env` prints it without its noise
 (run once per process; env.json when it cannot run or when the installed
@@ -322,7 +322,7 @@ def _fence(text: str, lang: str = "") -> str:
 
 def compiled_parts(entry) -> dict:
     """The pieces of a torch.compile entry's report, laid out by render_compiled
-    (PyTorch's template) or report_xla.render_openxla (PyTorch/XLA's). Every
+    (PyTorch's template) or report/xla.py render_openxla (PyTorch/XLA's). Every
     piece is Markdown but title (plain text), repro, log and env_text (code)."""
     from fuzz.findings.store.scripts import entry_repro_device
     from fuzz.findings.triage import load_ablation

@@ -50,7 +50,7 @@ class OutOfTime(Exception):
 
 class Settled(Exception):
     """Raised by a prelude that reached a known minimal form (fuzz/findings/
-    shrink_onto.py): the passes are skipped and the result re-checked once."""
+    shrink/onto.py): the passes are skipped and the result re-checked once."""
 
     def __init__(self, key: str):
         super().__init__(key)
