@@ -26,6 +26,20 @@ def run_cmd(state, corpus, n, backend=PLANTED, workers="1", extra=("--no-shrink"
             "--state", str(state), "--corpus", str(corpus), "--workers", workers, "--draw", "blind"] + list(extra)
 
 
+def in_process(cmd, capsys):
+    """(exit code, stdout, stderr) of a `python -m fuzz ...` command line run in this process."""
+    from fuzz.cli import main
+
+    assert cmd[1:3] == ["-m", "fuzz"], cmd
+    capsys.readouterr()
+    try:
+        rc = main([str(a) for a in cmd[3:]])
+    except SystemExit as e:
+        rc = e.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
 def default_sigint():
     """In the child: Ctrl-C as at a terminal, even under a launcher that ignores
     SIGINT (a shell's `cmd &` without job control), which children inherit."""
@@ -474,7 +488,7 @@ EXTRA = {"wrong_on_computed_as_strided": ("--families", "view"),
 
 @pytest.mark.campaign
 @pytest.mark.parametrize("name", sorted(MINIMAL_OPS))
-def test_one_planted_bug_gives_one_entry(tmp_path, name):
+def test_one_planted_bug_gives_one_entry(tmp_path, name, capsys):
     """One bug, one entry, for every planted backend, on CASES[name] cases rather than its
     300 (`python -m benchmarks one_entry` runs 300; CI has two CPUs): the default flags but triage (every
     family; shrink beside the campaign; in this process, which judges the same stream as
@@ -488,10 +502,11 @@ def test_one_planted_bug_gives_one_entry(tmp_path, name):
     assert sorted(CASES) == sorted(PLANTED), "a new plant needs its count of cases"
     # no triage: its inductor row (a 14 s C++ compile on CI) tells nothing of a plant, which runs its graph on
     # the stock eager stack; the test judges that stack itself (stock_reproducing)
-    r = subprocess.run(run_cmd(state, corpus, CASES[name], backend=f"fuzz.planted:{name}", workers="0",
-                               extra=("--no-triage",) + EXTRA.get(name, ()), seed=SEEDS.get(name, 4)),
-                       env=env(), capture_output=True, text=True, timeout=900)
-    assert r.returncode == 1, r.stderr[-2000:]
+    # the command in this process (its cases are judged here with --workers 0 anyway): no interpreter of its
+    # own to start and import torch into; the shrinks still run in their own follow-up runner
+    rc, out, err = in_process(run_cmd(state, corpus, CASES[name], backend=f"fuzz.planted:{name}", workers="0",
+                                      extra=("--no-triage",) + EXTRA.get(name, ()), seed=SEEDS.get(name, 4)), capsys)
+    assert rc == 1, err[-2000:]
     stock = {}
     entries = assert_settled(corpus, state, name, triaged=False, stock_of=stock)
     assert sorted(stock) == entries
@@ -500,12 +515,11 @@ def test_one_planted_bug_gives_one_entry(tmp_path, name):
     for e in set(entries) - set(planted):  # torch's own bugs: reported, not the plant's
         print(f"{name}: {e} reproduces on {', '.join(stock[e])}: a bug of the stock stack")
     raw = {f["key"] for f in lines(state / "findings.jsonl")}
-    stats = subprocess.run([sys.executable, "-m", "fuzz", "stats", str(state), "--json"], env=env(),
-                           capture_output=True, text=True, timeout=120)
-    summary = json.loads(stats.stdout)
+    _, stats, _ = in_process([sys.executable, "-m", "fuzz", "stats", str(state), "--json"], capsys)
+    summary = json.loads(stats)
     assert summary["bugs"] == len(entries) and summary["signatures"] == len(raw)
     assert summary["followups"]["pending"] == 0
-    assert "distinct bugs" in r.stdout and "raw signatures" in r.stdout
+    assert "distinct bugs" in out and "raw signatures" in out
     print(f"{name}: {len(raw)} raw signatures -> {len(entries)} entries in {time.monotonic() - start:.0f} s")
 
 
