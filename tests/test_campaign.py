@@ -135,14 +135,12 @@ def _ppid(pid):
         return -1
 
 
-def test_other_settings_on_the_same_state_dir_are_refused(tmp_path):
+def test_other_settings_on_the_same_state_dir_are_refused(tmp_path, capsys):
     state, corpus = tmp_path / "st", fresh_corpus(tmp_path, "corpus")
-    r = subprocess.run(run_cmd(state, corpus, 2, backend="eager", workers="0"), env=env(), capture_output=True,
-                       text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    r = subprocess.run(run_cmd(state, corpus, 2, backend="aot_eager", workers="0"), env=env(), capture_output=True,
-                       text=True, timeout=600)
-    assert r.returncode == 2 and "other settings (backend)" in r.stderr
+    rc, _, err = in_process(run_cmd(state, corpus, 2, backend="eager", workers="0"), capsys)
+    assert rc == 0, err
+    rc, _, err = in_process(run_cmd(state, corpus, 2, backend="aot_eager", workers="0"), capsys)
+    assert rc == 2 and "other settings (backend)" in err
 
 
 def test_stats_on_a_missing_dir_is_a_clear_error(tmp_path):
@@ -152,14 +150,14 @@ def test_stats_on_a_missing_dir_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.campaign
-def test_new_entries_are_shrunk_in_the_background_and_the_report_triages_them(tmp_path):
+def test_new_entries_are_shrunk_in_the_background_and_the_report_triages_them(tmp_path, capsys):
     """A campaign shrinks its new entries and defers their triage until a report asks for it
     (fuzz/findings/deferred_triage.py): no triage job runs, and `shapefuzz report ENTRY` triages first."""
     state, corpus = tmp_path / "st", fresh_corpus(tmp_path, "corpus")
     cmd = run_cmd(state, corpus, 25, backend="fuzz.planted:storage_error_on_pad", workers="0",
                   extra=("--shrink-budget", "60"))
-    r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=900)
-    assert r.returncode == 1, r.stderr[-2000:]
+    rc, _, err = in_process(cmd, capsys)
+    assert rc == 1, err[-2000:]
     entries = [corpus / d for d in os.listdir(corpus) if (corpus / d).is_dir() and not d.startswith(".")]
     assert entries
     for e in entries:
@@ -172,14 +170,12 @@ def test_new_entries_are_shrunk_in_the_background_and_the_report_triages_them(tm
     homes = state / "followup-cache" / "jobs"
     assert not homes.exists() or list(homes.iterdir()) == []
     e = entries[0]
-    rep = subprocess.run([sys.executable, "-m", "fuzz", "report", str(e)], env=env(), capture_output=True, text=True,
-                         timeout=900)
-    assert rep.returncode == 0 and "triaging it first" in rep.stderr, rep.stderr[-2000:]
+    rc, out, err = in_process([sys.executable, "-m", "fuzz", "report", str(e)], capsys)
+    assert rc == 0 and "triaging it first" in err, err[-2000:]
     ablation = json.load(open(e / "ablation.json"))  # of the shrunk program
-    assert ablation["program"] == json.load(open(e / "program.json")) and "#### Ablation" in rep.stdout
-    again = subprocess.run([sys.executable, "-m", "fuzz", "report", str(e)], env=env(), capture_output=True,
-                           text=True, timeout=300)
-    assert again.returncode == 0 and "triaging" not in again.stderr
+    assert ablation["program"] == json.load(open(e / "program.json")) and "#### Ablation" in out
+    rc, _, err = in_process([sys.executable, "-m", "fuzz", "report", str(e)], capsys)
+    assert rc == 0 and "triaging" not in err
 
 
 def test_followup_jobs_run_in_order_and_are_bounded(tmp_path):
