@@ -36,7 +36,6 @@ def stride_exempt(p: Program) -> list:
 # dtype it has, the copy view_dtype may make first): whether their result shares its input's storage is
 # no contract, so a compiler may choose otherwise.
 VIEW_OR_COPY = frozenset({"reshape", "flatten", "reshape_lit", "contiguous", "cast", "view_dtype"})
-ALIAS_RULE = "view-or-copy"
 
 
 def alias_exempt(p: Program) -> list:

@@ -31,7 +31,7 @@ class Outcome(str, Enum):
     # not findings
     REJECTED = "rejected"  # the compiler refused what was asked, by design (see expected.py)
     INVALID = "invalid"  # eager and compiled both raise: the program is invalid
-    FLAKY = "flaky"  # the outcome changed on rerun
+    FLAKY = "flaky"  # failed once, passed on rerun (failing again another way is a nondeterministic finding)
     SKIPPED = "skipped"  # not judged: a program like it hung in this campaign (fuzz/campaign/workers.py)
 
     @property

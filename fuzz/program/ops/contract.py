@@ -17,6 +17,7 @@ from fuzz.program.ops.common import _fresh, OPS
 # after it types as after the value.
 WAYS = {
     "bool_sub": "(({x} > 0) - ({x} < 0)).to({x}.dtype)",  # NotImplementedError: bool - bool
+    "bool_rsub": "(1 - ({x} < 0)).to({x}.dtype)",  # NotImplementedError: a number minus a bool tensor
     "bitwise_float": "({x}.float() & {x}.float()).to({x}.dtype)",  # NotImplementedError: bitwise_and of Float
     "softmax_int": "torch.softmax({x}.long(), -1).to({x}.dtype)",  # NotImplementedError: softmax of Long
     "resample_empty": "({x} + F.interpolate({x}.float().flatten()[None, None, :0], size=4).sum().to({x}.dtype))",
