@@ -262,8 +262,9 @@ def _numbers(detail: dict) -> dict:
 def run_case(p: Program, *, rerun: bool = True, check_strides: bool = True, check_recompiles: bool = True,
              confirmed=()) -> Verdict:
     """Judge one program. A finding is rerun once (unless the first run
-    poisoned the process, fuzz.judge.poison); if the rerun disagrees the
-    verdict is FLAKY (not reported as a bug). A finding whose signature key
+    poisoned the process, fuzz.judge.poison); if the rerun passes the
+    verdict is FLAKY (not reported as a bug), if it fails another way the first
+    verdict stands, marked nondeterministic. A finding whose signature key
     is in `confirmed` (the campaign has seen it hold on a rerun) is not rerun.
     Raises ProgramError for an invalid program."""
     typecheck(p)
