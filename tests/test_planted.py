@@ -182,7 +182,7 @@ def test_correct_backends_keep_the_aliasing_and_error_contracts_of_drawn_program
     mismatch, no eager-only error, no compiled error of another class than eager's."""
     from helpers import draw_programs
 
-    progs = draw_programs(200, seed=11, backend="eager", max_ops=3)
+    progs = draw_programs(400, seed=11, backend="aot_eager", max_ops=3)
     rejecting = [p for p in progs if any(c.op == "eager_rejects" for c in p.ops)]
     assert rejecting
     for p in rejecting[:4] + [p for p in progs if p not in rejecting][:8]:
