@@ -220,12 +220,13 @@ _FRESH = (False, False, True)
 def op_menus(families, ops, device: str) -> tuple:
     """(menu, grad_menu): family -> the op specs drawn from it (each OP_WEIGHTS times), of `families` (in
     FAMILIES order), limited to `ops` when given and to ops eager runs on `device`; grad_menu keeps the
-    differentiable ones (backward programs)."""
+    differentiable ones (backward programs). An op eager refuses on purpose (CONTRACT_OPS) only when `ops`
+    names it: otherwise programs() appends it to its share of programs."""
     from fuzz.devices import device_type
 
     here = device_type(device)
     menu = {f: [o for o in OPS.family(f) if (ops is None or o.name in ops) and o.runs_on(here)
-                and o.name not in CONTRACT_OPS
+                and (o.name not in CONTRACT_OPS or ops is not None)
                 for _ in range(OP_WEIGHTS.get(o.name, 1))] for f in FAMILIES if f in families}
     return menu, {f: [o for o in specs if in_backward(o)] for f, specs in menu.items()}
 
