@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from fuzz.planted_thresholds import drops_selected, float64_inside, moves_subtraction  # noqa: F401 - by name
+from fuzz.planted_contract import accepts_what_eager_rejects, returns_input_as_output, wrong_every_other, wrong_two_ways  # noqa: F401,E501
 
 THRESHOLD = 8  # "a dynamic dim exceeds some size"
 STORAGE_MESSAGE = ("setStorage: sizes [2304], strides [1], storage offset 0, and itemsize 4 requiring a "
@@ -594,4 +595,5 @@ PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_od
            "wrong_on_int_matmul", "wrong_on_resizing_view", "wrong_on_literal_shape",
            "wrong_on_unbacked_broadcast", "wrong_on_item_argument", "wrong_on_computed_as_strided",
            "wrong_on_rare_triple", "wrong_on_unbacked_one_broadcast", "wrong_on_unbacked_literal_shape",
-           "wrong_on_float_bits_kept", "wrong_gradients_on_item_of_another")
+           "wrong_on_float_bits_kept", "wrong_gradients_on_item_of_another", "returns_input_as_output",
+           "accepts_what_eager_rejects")

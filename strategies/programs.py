@@ -8,6 +8,7 @@ from fuzz.program import dtypes as D
 from fuzz.program.ir import MARKS, OpCall, Program, RunSettings, TensorInput
 from fuzz.program.layouts import LAYOUTS, view_shape
 from fuzz.program.opdb import OPS
+from fuzz.program.ops.contract import CONTRACT_OPS
 from fuzz.program.ops.pads import cropped_dims
 from fuzz.program.opspec import FAMILIES
 from fuzz.program.ir import MAX_RANK
@@ -32,6 +33,10 @@ FAMILY_WEIGHTS = {"matrix": 3, "nn": 2, "index": 2, "resample": 2}
 # the programs they apply to, measured by scripts/reach.py): each is one of many
 # in a large family, and applies to most values.
 OP_WEIGHTS = {"view_dtype": 7, "reshape_lit": 6, "squeeze_dynamic": 2, "mask_keep": 4, "as_strided_free": 3}
+# How often a forward program ends in an op eager refuses on purpose (fuzz/program/ops/contract.py): one draw
+# in 32, about 3%, so that such programs, judged for error parity only, do not crowd out valid ones. Never
+# first: a program shrinks to one without it.
+CONTRACT_DRAWS = (False,) * 31 + (True,)
 
 
 def _exact_unbacked(draft, name, a) -> bool:
@@ -215,11 +220,13 @@ _FRESH = (False, False, True)
 def op_menus(families, ops, device: str) -> tuple:
     """(menu, grad_menu): family -> the op specs drawn from it (each OP_WEIGHTS times), of `families` (in
     FAMILIES order), limited to `ops` when given and to ops eager runs on `device`; grad_menu keeps the
-    differentiable ones (backward programs)."""
+    differentiable ones (backward programs). An op eager refuses on purpose (CONTRACT_OPS) only when `ops`
+    names it: otherwise programs() appends it to its share of programs."""
     from fuzz.devices import device_type
 
     here = device_type(device)
     menu = {f: [o for o in OPS.family(f) if (ops is None or o.name in ops) and o.runs_on(here)
+                and (o.name not in CONTRACT_OPS or ops is not None)
                 for _ in range(OP_WEIGHTS.get(o.name, 1))] for f in FAMILIES if f in families}
     return menu, {f: [o for o in specs if in_backward(o)] for f, specs in menu.items()}
 
@@ -286,6 +293,8 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
     if unknown:
         raise InvalidArgument(f"unknown ops {sorted(unknown)}; see `shapefuzz ops`")
     menu, grad_menu = op_menus(fams, ops, device)
+    # programs eager refuses on purpose: where the whole menu is drawn, or the op is asked for by name
+    contract_ok = "eager_rejects" in ops if ops else "pointwise" in fams
     if ops and not any(menu.values()):
         from fuzz.devices import device_type
 
@@ -337,6 +346,10 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
             draft.values.append(call.out)
             draft.made[call.out] = call
             calls_.append(call)
+        contract = _contract_call(d, draft, calls_) if contract_ok else None
+        if contract is not None:
+            used.update(contract.args)
+            calls_.append(contract)
         order, guarded = draft.inputs_names + draft.values, draft.guarded
         outputs = [c.out for c in calls_ if c.out not in used] or [order[-1]]
         by_symbol = d(symbol_marks(sorted(sizes), guarded=frozenset(guarded), marks=marks))
@@ -362,6 +375,21 @@ def programs(*, backend: str = "inductor", device: str = "cpu", min_ops: int = 1
                        seed=d(st.integers(0, 2**16)))
 
     return draw()
+
+
+def _contract_call(d, draft, calls_: list):
+    """In one forward program of len(CONTRACT_DRAWS), an eager_rejects op reading the latest value (the
+    program's last op then): eager raises there at every call, and the compiled function must raise as it
+    does. None otherwise."""
+    if draft.backward or not d(st.sampled_from(CONTRACT_DRAWS)):
+        return None
+    spec = OPS["eager_rejects"]
+    last = (draft.values or draft.inputs_names)[-1]
+    call = OpCall(op=spec.name, args=[last], params=d(spec.params([draft.env[last]])), out=f"v{len(calls_)}")
+    draft.env[call.out] = spec.infer([draft.env[last]], call.params, call.out)
+    draft.values.append(call.out)
+    draft.made[call.out] = call
+    return call
 
 
 # How often a program gets an input aliasing another: never first (shrinks away).

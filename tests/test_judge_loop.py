@@ -248,8 +248,10 @@ def test_strides_are_judged_unless_eager_returns_an_overlapping_view():
         return [torch.randn(4, 3 + call, generator=g, dtype=torch.float64 if fp64 else torch.float32)]
 
     def judge(eager_out, compiled_out):
+        # a copy where eager returns a view of the input is an aliasing mismatch (tests/test_aliasing.py): the
+        # layout alone is judged here
         r = loop.run_schedule(lambda x: (compiled_out(x),), lambda x: (eager_out(x),), make_inputs,
-                              lambda x: None, 2, compare_outputs, check_strides=True)
+                              lambda x: None, 2, compare_outputs, check_strides=True, alias_exempt=(0,))
         return r["status"]
 
     expanded = lambda x: x[:1].expand(4, x.shape[1])  # noqa: E731 - stride 0: addresses a row four times

@@ -178,6 +178,21 @@ def test_correct_backends_pass_hand_made_cases(backend):
         assert run_case(p).outcome is Outcome.OK
 
 
+def test_correct_backends_keep_the_aliasing_and_error_contracts_of_drawn_programs():
+    """passthrough and eager on drawn programs, those eager refuses on purpose among them: no aliasing
+    mismatch, no eager-only error, no compiled error of another class than eager's."""
+    from helpers import draw_programs
+
+    progs = draw_programs(400, seed=11, backend="aot_eager", max_ops=3)
+    rejecting = [p for p in progs if any(c.op == "eager_rejects" for c in p.ops)]
+    assert rejecting
+    for p in rejecting[:4] + [p for p in progs if p not in rejecting][:8]:
+        for backend in ("eager", "fuzz.planted:passthrough"):
+            v = run_case(with_backend(p, backend))
+            assert v.outcome not in (Outcome.ALIASING, Outcome.EAGER_ERROR), (backend, v.summary())
+            assert not (v.outcome is Outcome.COMPILED_ERROR and v.numbers.get("eager_error")), (backend, v.summary())
+
+
 def test_asserted_dynamism_that_the_program_specialises_is_rejected_not_a_bug():
     from fuzz.program.ir import TensorInput
     # x1's s0 is static, so broadcasting pins x0's marked-dynamic s0 to 3
@@ -213,7 +228,8 @@ def test_correct_backends_give_no_findings_over_150_cases(tmp_path, backend):
     summary, findings = _campaign(tmp_path, backend, seed=7, max_cases=150)
     assert summary["cases"] == 150
     assert not findings, [f["text"] for f in findings[:3]]
-    assert summary["outcomes"].get("invalid", 0) <= 4  # >= 97% valid
+    # >= 97% valid, besides the programs eager refuses on purpose (one in 32: strategies/programs.py CONTRACT_DRAWS)
+    assert summary["outcomes"].get("invalid", 0) <= 10
 
 
 def test_a_campaign_reruns_a_finding_only_until_its_signature_held(tmp_path, monkeypatch):

@@ -6,8 +6,9 @@ also makes a verdict depend on what ran before. A corpus entry must stand
 alone, so a finding (but a graph-hash collision, a known issue the campaign
 does not record) is confirmed in a fresh process: alone, else after the last case, else after the last few (their
 steps concatenated into one program, `steps.concat`). The program that
-reproduced replaces the case's program; one that never reproduces becomes a
-FLAKY verdict (not a finding), its first summary kept in the message.
+reproduced replaces the case's program; one that never fails again becomes a
+FLAKY verdict (not a finding), its first summary kept in the message; one that
+fails again only another way is a nondeterministic finding (poison.nondeterministic).
 
 SHAPEFUZZ_XLA_FAULT plants a fault (fuzz/judge/steps.py FAULTS) in every run,
 fresh ones included: for testing the campaign, never for real runs.
@@ -20,6 +21,7 @@ from collections import deque
 
 from fuzz.program.ir import ProgramError
 from fuzz.findings.signature import in_bucket, signature
+from fuzz.judge.poison import nondeterministic
 from fuzz.judge.verdict import Outcome, Verdict
 from fuzz.program.step_ir import StepProgram, concat
 
@@ -80,21 +82,27 @@ def evaluate(d: dict) -> tuple[dict, str | None, dict]:
 def standalone(p: StepProgram, v: Verdict, history: list) -> tuple[Verdict, StepProgram]:
     """(verdict, program) of finding `v` of `p` re-judged in a fresh process:
     p alone, else the last case then p, else all of `history` then p; the
-    first whose verdict falls in v's bucket wins. None does: FLAKY."""
+    first whose verdict falls in v's bucket wins. None does: v marked nondeterministic where one of them
+    failed another way, else FLAKY."""
     from fuzz.judge.steps import run_step_program
 
     tries = [[p]] + ([history[-1:] + [p]] if history else []) + \
         ([history + [p]] if len(history) > 1 else [])
+    other = None  # the first fresh run that failed another way
     for programs in tries:
         q = programs[0] if len(programs) == 1 else concat(*programs)
         target = signature(v, q).text
         w = run_step_program(q, fault=_fault(), fresh=True, timeout=FRESH_TIMEOUT)
+        if w.is_finding and other is None and not in_bucket(signature(w, q).text, target):
+            other = (w, q)
         if w.is_finding and in_bucket(signature(w, q).text, target):
             if len(programs) > 1:
                 w.message = (w.message + "\n" if w.message else "") + (
                     f"(history-dependent: reproduces after the {len(programs) - 1} case(s) run before it in the "
                     "same process, concatenated into this program)")
             return w, q
+    if other is not None:  # failed twice, two ways: a nondeterministic bug, not a flaky pass
+        return nondeterministic(v, other[0]), p
     return Verdict(outcome=Outcome.FLAKY, stage=v.stage, where=v.where, numbers=v.numbers, seconds=v.seconds,
                    message=f"does not reproduce in a fresh process, alone or after the cases before it; "
                            f"in the campaign's process: {v.summary()}"), p

@@ -48,6 +48,7 @@ VERSION = 3  # 2: dtype names masked; strides and data-dependent programs keyed 
 
 _VALUE_OUTCOMES = frozenset({Outcome.DIVERGENCE, Outcome.NONFINITE, Outcome.SHAPE, Outcome.DTYPE,
                              Outcome.STRIDE, Outcome.RECOMPILE, Outcome.GRADIENT, Outcome.INPUT_MUTATION,
+                             Outcome.ALIASING,
                              Outcome.OK})
 _MAX_MESSAGE = 400
 

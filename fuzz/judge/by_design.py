@@ -32,6 +32,20 @@ def stride_exempt(p: Program) -> list:
     return [i for i, name in enumerate(p.outputs) if tied.get(name)]
 
 
+# Ops documented to return a view or a copy as they see fit (reshape, flatten, contiguous, a cast to the
+# dtype it has, the copy view_dtype may make first): whether their result shares its input's storage is
+# no contract, so a compiler may choose otherwise.
+VIEW_OR_COPY = frozenset({"reshape", "flatten", "reshape_lit", "contiguous", "cast", "view_dtype"})
+
+
+def alias_exempt(p: Program) -> list:
+    """Output indices computed through a VIEW_OR_COPY op: their aliasing is not judged (loop.alias_of)."""
+    seen = {x.name: False for x in p.inputs}
+    for c in p.ops:
+        seen[c.out] = c.op in VIEW_OR_COPY or any(seen.get(a, False) for a in c.args)
+    return [i for i, name in enumerate(p.outputs) if seen.get(name)]
+
+
 def _unbacked_symbols(p: Program) -> set:
     return {d for x in p.inputs for d, m in zip(x.shape, x.marks) if m == "unbacked" and isinstance(d, str)}
 

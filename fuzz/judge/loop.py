@@ -21,6 +21,8 @@ MISMATCH = "mismatch"  # outputs, or inputs after the call, differ
 STRIDE = "stride"  # values agree, an output's strides differ (only with check_strides)
 RECOMPILE = "recompile"  # a call that should reuse the compiled graph compiled another one
 GRADIENT = "gradient"  # outputs agree, the gradients of a loss of them do not
+ALIASING = "aliasing"  # values agree, an output shares storage with an input or output where eager's does not
+ERROR_CLASS = "error-class"  # eager and compiled raised errors of different classes
 # A call's outputs differed only through values a discontinuous op reads, which compiled computes no further
 # from float64 than eager: rounding decides (result["rounded"]); the later calls are judged on.
 ROUNDED = "rounded"
@@ -135,6 +137,57 @@ def reuse_key(inputs, dynamic_dims):
     return static, bases, tuple(marked.index(n) for n in marked), aliasing
 
 
+def alias_of(outputs, inputs):
+    """For each output, what it shares storage with: ("input", j) for the first input on its storage,
+    else ("output", k) for the first earlier output on it, else None (fresh, empty or not a tensor).
+    Inputs and outputs by index, never by address: eager and compiled get inputs made apart."""
+    def storage(t):
+        if not isinstance(t, torch.Tensor) or t.numel() == 0:
+            return None  # an empty tensor addresses nothing: whatever it shares is no contract
+        try:
+            return t.untyped_storage().data_ptr() or None
+        except RuntimeError:  # a device without storage addresses (torch_xla)
+            return None
+    ins = [storage(t) for t in inputs]
+    outs = [storage(t) for t in outputs]
+    found = []
+    for i, ptr in enumerate(outs):
+        if ptr is None:
+            found.append(None)
+        elif ptr in ins:
+            found.append(("input", ins.index(ptr)))
+        else:
+            found.append(("output", outs.index(ptr)) if outs.index(ptr) < i else None)
+    return found
+
+
+def _alias_mismatch(here, exempt):
+    """(output index, compiled's alias_of, eager's) of the first output whose sharing differs, or None."""
+    actual, expected = tuple(here["actual"]), tuple(here["expected"])
+    got = alias_of(actual, here["compiled_inputs"])
+    want = alias_of(expected, here["eager_inputs"])
+    for i, (a, e) in enumerate(zip(got, want)):
+        if a != e and i not in exempt:
+            return i, a, e
+    return None
+
+
+def _alias_text(a):
+    return "a fresh tensor" if a is None else f"{a[0]} {a[1]}'s storage"
+
+
+def _innermost(e):
+    """The innermost exception e wraps (inner_exception, cause, context): a compiler wraps the error it met."""
+    seen = set()
+    while id(e) not in seen:
+        seen.add(id(e))
+        inner = getattr(e, "inner_exception", None) or e.__cause__ or e.__context__
+        if inner is None:
+            break
+        e = inner
+    return e
+
+
 def grads(outputs, inputs):
     """Gradients of sum(out**2)/2 over the floating outputs that require grad,
     for each input that is a leaf requiring grad (None for the others)."""
@@ -149,7 +202,7 @@ def grads(outputs, inputs):
 
 def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_outputs, device="cpu",
                  check_strides=True, dynamic_dims=(), backward=False, max_graphs=None, stride_exempt=(),
-                 index_outputs=None, index_sources=None, indices_agree=None, rounding=None):
+                 index_outputs=None, index_sources=None, indices_agree=None, rounding=None, alias_exempt=()):
     """Call `program` eagerly and `compiled` once per call of the schedule, up
     to the first call where they disagree or both raise. The float64 run of
     `program` is the reference only a disagreement needs: it is made then.
@@ -173,9 +226,11 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
     when it picks the values eager's indices pick (ties may go either way).
     rounding: outputs that differ only where one ulp fell across a threshold pass (`_rounding_decided`).
 
+    alias_exempt: output indices whose sharing of storage (`alias_of`, else ALIASING) is not judged.
+
     Returns a dict: status (a constant above); call (None when all agree);
     eager_error, compiled_error; bad_outputs, bad_inputs ([(index, kind,
-    detail)] from compare_outputs); strides ((index, compiled, eager));
+    detail)] from compare_outputs); strides, aliasing ((index, compiled's, eager's));
     graphs ((before, after) that call, for RECOMPILE); that call's actual,
     expected, compiled_inputs, eager_inputs, for printing; compile_seconds
     (the first compiled call, compiling included); rounded, edge, edge_graphs
@@ -213,9 +268,7 @@ def run_schedule(compiled, program, make_inputs, mark_inputs, calls, compare_out
             result.update(here, status=MISMATCH, bad_outputs=bad_outputs, bad_inputs=bad_inputs,
                           edge=decided[1] if decided else None)
             return result
-        strides = _stride_mismatch(here["actual"], here["expected"], stride_exempt) if check_strides else None
-        if strides is not None:
-            result.update(here, status=STRIDE, strides=strides)
+        if _storage_differs(result, here, check_strides, stride_exempt, alias_exempt):
             return result
         if backward and _judge_grads(result, here, program, make_inputs, call, compare_outputs):
             return result
@@ -261,10 +314,26 @@ def _call_both(compiled, program, make_inputs, mark_inputs, call, device, watch_
 
 
 def _error_status(eager_error, compiled_error):
-    """The status of a call where eager, compiled or both raised."""
+    """The status of a call where eager, compiled or both raised: both with errors of one class (the
+    innermost of each) is an invalid program, of two classes a compiled error of its own."""
     if eager_error is not None and compiled_error is not None:
-        return BOTH_ERROR
+        same = type(_innermost(eager_error)) is type(_innermost(compiled_error))
+        return BOTH_ERROR if same else ERROR_CLASS
     return EAGER_ERROR if eager_error is not None else COMPILED_ERROR
+
+
+def _storage_differs(result, here, check_strides, stride_exempt, alias_exempt):
+    """Whether an output of a call whose values agree shares storage unlike eager's (ALIASING) or, with
+    check_strides, is laid out unlike it (STRIDE); then result is updated."""
+    aliasing = _alias_mismatch(here, alias_exempt)
+    if aliasing is not None:
+        result.update(here, status=ALIASING, aliasing=aliasing)
+        return True
+    strides = _stride_mismatch(here["actual"], here["expected"], stride_exempt) if check_strides else None
+    if strides is not None:
+        result.update(here, status=STRIDE, strides=strides)
+        return True
+    return False
 
 
 def _compare_call(here, program, make_inputs, mark_inputs, compare_outputs, index_outputs, index_sources,
@@ -427,6 +496,12 @@ def describe(result, schedule):
     status, lines = result["status"], []
     if status == BOTH_ERROR:
         lines.append(f"{at}: eager and compiled both raise; not a compiler bug")
+    elif status == ERROR_CLASS:
+        e, want = _innermost(result["compiled_error"]), _innermost(result["eager_error"])
+        lines.append(f"{at}: compiled raised {type(e).__name__}: {e}; eager raised {type(want).__name__}: {want}")
+    elif status == ALIASING:
+        i, got, want = result["aliasing"]
+        lines.append(f"{at}: output {i} is {_alias_text(got)} compiled, {_alias_text(want)} eager")
     elif status == COMPILED_ERROR:
         e = result["compiled_error"]
         lines.append(f"{at}: compiled raised {type(e).__name__}: {e}"

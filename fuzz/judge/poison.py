@@ -42,16 +42,35 @@ def needs_isolation(verdict) -> bool:
 
 def judge_twice(judge_once: Callable[[], Verdict], rerun: bool | Callable[[Verdict], bool] = True) -> Verdict:
     """judge_once(), and for a finding a second time: FLAKY when the rerun
-    disagrees (outcome, call or exception type), so that it is not reported
-    as a bug. No rerun after a poisoning error: it would fail on the poison
-    alone and turn a real finding into FLAKY. rerun may be a predicate on
-    the first verdict (a campaign reruns only findings it has not confirmed)."""
+    passes (failed once, passed once), so that it is not reported as a bug; a
+    rerun that fails another way (outcome, call or exception type) keeps the
+    first verdict, marked nondeterministic (`nondeterministic`): garbage read
+    out of bounds changes from run to run, and that is a bug. No rerun after a
+    poisoning error: it would fail on the poison alone and turn a real finding
+    into FLAKY. rerun may be a predicate on the first verdict (a campaign
+    reruns only findings it has not confirmed)."""
     v = judge_once()
     if not (v.is_finding and (rerun(v) if callable(rerun) else rerun)) or replace_cause(v) is not None:
         return v
     again = judge_once()
-    if (again.outcome, again.call, again.exc_type) != (v.outcome, v.call, v.exc_type):
-        return Verdict(outcome=Outcome.FLAKY, stage=v.stage, call=v.call, sizes=v.sizes,
-                       message=f"first: {v.summary()} | rerun: {again.summary()}",
-                       recompiles=v.recompiles, seconds=v.seconds + again.seconds)
+    if (again.outcome, again.call, again.exc_type) == (v.outcome, v.call, v.exc_type):
+        return v
+    if again.is_finding:
+        return nondeterministic(v, again)
+    return Verdict(outcome=Outcome.FLAKY, stage=v.stage, call=v.call, sizes=v.sizes,
+                   message=f"first: {v.summary()} | rerun: {again.summary()}",
+                   recompiles=v.recompiles, seconds=v.seconds + again.seconds)
+
+
+NONDETERMINISTIC = "nondeterministic"  # numbers key, and the word `where` carries, of a finding that fails two ways
+
+
+def nondeterministic(v: Verdict, again: Verdict) -> Verdict:
+    """v, the first of two failing runs with different symptoms, noting the second in `where` (after the
+    value it names, in brackets: the signature reads `where` up to its first space) and numbers: one bug that shows as
+    it pleases, not a flaky pass."""
+    note = f"{NONDETERMINISTIC}: {again.summary()[:300]} on rerun"
+    v.where = f"{v.where} ({note})" if v.where else note
+    v.numbers = {**v.numbers, NONDETERMINISTIC: 1}
+    v.seconds += again.seconds
     return v

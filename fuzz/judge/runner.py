@@ -76,7 +76,8 @@ def _run_once(p: Program, check_strides: bool, check_recompiles: bool) -> Verdic
                               p.settings.device, check_strides, prog.dynamic_dims if check_recompiles else (),
                               backward=prog.backward, max_graphs=loop.MAX_GRAPHS,
                               stride_exempt=by_design.stride_exempt(p), index_outputs=table,
-                              index_sources=index_sources, indices_agree=indices_agree, rounding=rounding)
+                              index_sources=index_sources, indices_agree=indices_agree, rounding=rounding,
+                              alias_exempt=by_design.alias_exempt(p))
     v = _verdict(p, r)
     v.recompiles = counters["stats"]["unique_graphs"] - graphs_before - r.get("edge_graphs", 0)
     v.seconds = time.perf_counter() - start
@@ -108,14 +109,22 @@ def _verdict(p: Program, r: dict) -> Verdict:
         return error_verdict(Outcome.INVALID, r["eager_error"], **at)
     if status == loop.EAGER_ERROR:
         return error_verdict(Outcome.EAGER_ERROR, r["eager_error"], **at)
-    if status == loop.COMPILED_ERROR:
+    if status in (loop.COMPILED_ERROR, loop.ERROR_CLASS):
         e = r["compiled_error"]
         marks = {m for x in p.inputs for m in x.marks}
         rule = expected.match([(type(x).__name__, str(x)) for x in exception_chain(e)], marks,
                               fullgraph=p.settings.fullgraph, unbacked_one=by_design.unbacked_one_broadcast(p))
+        if status == loop.ERROR_CLASS:  # eager raised too: a refusal by design leaves an invalid program
+            return _error_class(r, rule, at)
         v = error_verdict(Outcome.REJECTED if rule else Outcome.COMPILED_ERROR, e, **at)
         v.rule = rule.name if rule else ""
         return v
+    if status == loop.ALIASING:
+        i, got, want = r["aliasing"]
+        name = f"output {i} ({p.outputs[i]})" if 0 <= i < len(p.outputs) else "outputs"
+        return Verdict(outcome=Outcome.ALIASING, stage=Stage.COMPARE, where=name,
+                       message=f"compiled returns {_shared(p, got)}, eager {_shared(p, want)}",
+                       numbers={"compiled_shares" if got else "eager_shares": 1}, **at)
     if status == loop.STRIDE:
         i, got, want = r["strides"]
         out = r["actual"][i] if isinstance(r.get("actual"), (list, tuple)) and i < len(r["actual"]) else None
@@ -154,6 +163,30 @@ def _verdict(p: Program, r: dict) -> Verdict:
         numbers["outputs_too"] = len(r["bad_outputs"])
     return Verdict(outcome=Outcome.INPUT_MUTATION, stage=Stage.COMPARE, where=f"input {p.inputs[i].name}",
                    message=f"{kind} mismatch after the call", numbers=numbers, **at)
+
+
+def _shared(p: Program, a) -> str:
+    """What loop.alias_of's answer names, in words: 'input x0's storage', 'output 0's storage', 'a fresh tensor'."""
+    if a is None:
+        return "a fresh tensor"
+    kind, j = a
+    name = p.inputs[j].name if kind == "input" and 0 <= j < len(p.inputs) else str(j)
+    return f"{kind} {name}'s storage"
+
+
+def _error_class(r: dict, rule, at: dict) -> Verdict:
+    """Eager and compiled raised errors of different classes: the compiled error as a finding, naming eager's
+    class in `where` (its message and frames are the signature's); INVALID where a rule expects the
+    compiled refusal."""
+    eager = loop._innermost(r["eager_error"])
+    if rule:
+        v = error_verdict(Outcome.INVALID, r["eager_error"], **at)
+        v.rule = rule.name
+        return v
+    where = " ".join(filter(None, [at.get("where"), f"eager raises {type(eager).__qualname__}"]))
+    v = error_verdict(Outcome.COMPILED_ERROR, r["compiled_error"], **{**at, "where": where})
+    v.numbers["eager_error"] = 1
+    return v
 
 
 def _rounded(p: Program, rounded: dict) -> Verdict:
@@ -229,8 +262,9 @@ def _numbers(detail: dict) -> dict:
 def run_case(p: Program, *, rerun: bool = True, check_strides: bool = True, check_recompiles: bool = True,
              confirmed=()) -> Verdict:
     """Judge one program. A finding is rerun once (unless the first run
-    poisoned the process, fuzz.judge.poison); if the rerun disagrees the
-    verdict is FLAKY (not reported as a bug). A finding whose signature key
+    poisoned the process, fuzz.judge.poison); if the rerun passes the
+    verdict is FLAKY (not reported as a bug), if it fails another way the first
+    verdict stands, marked nondeterministic. A finding whose signature key
     is in `confirmed` (the campaign has seen it hold on a rerun) is not rerun.
     Raises ProgramError for an invalid program."""
     typecheck(p)

@@ -21,6 +21,9 @@ class Outcome(str, Enum):
     GRADIENT = "gradient-mismatch"  # outputs agree, gradients do not
     RECOMPILE = "unexpected-recompile"  # a call that should have reused the compiled graph compiled anew
     INPUT_MUTATION = "input-mutation-mismatch"
+    # values agree, an output shares storage with an input (or another output) where eager's is fresh, or the
+    # other way round: a later in-place use of it writes the caller's tensor, or fails to
+    ALIASING = "aliasing-mismatch"
     COMPILED_ERROR = "compiled-only-error"  # compiled raises, eager does not
     EAGER_ERROR = "eager-only-error"  # eager raises, compiled silently returns
     CRASH = "crash"  # the process died (signal, CUDA error)
@@ -28,7 +31,7 @@ class Outcome(str, Enum):
     # not findings
     REJECTED = "rejected"  # the compiler refused what was asked, by design (see expected.py)
     INVALID = "invalid"  # eager and compiled both raise: the program is invalid
-    FLAKY = "flaky"  # the outcome changed on rerun
+    FLAKY = "flaky"  # failed once, passed on rerun (failing again another way is a nondeterministic finding)
     SKIPPED = "skipped"  # not judged: a program like it hung in this campaign (fuzz/campaign/workers.py)
 
     @property

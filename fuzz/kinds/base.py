@@ -26,7 +26,7 @@ class ProgramKind:
 
     # -- judging -----------------------------------------------------------------
     def judge(self, p):
-        """The Verdict of p, in this process (a finding rerun once; FLAKY if it changes)."""
+        """The Verdict of p, in this process (a finding rerun once; FLAKY if the rerun passes)."""
         raise NotImplementedError
 
     def judge_isolated(self, p, timeout: float):

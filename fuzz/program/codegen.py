@@ -16,7 +16,7 @@ import json
 from fuzz.judge import compare as _compare
 from fuzz.judge import loop as _loop
 from fuzz.judge.backends import ModeOptions, backend, compile_kwargs
-from fuzz.judge.by_design import edges_program, index_table, rounding_edges, stride_exempt
+from fuzz.judge.by_design import alias_exempt, edges_program, index_table, rounding_edges, stride_exempt
 from fuzz.program.dtypes import FLOATING
 from fuzz.program.ir import Program
 from fuzz.program.layouts import alias_lines, input_expr
@@ -217,6 +217,8 @@ def by_design_parts(p: Program) -> tuple[str, str, str]:
     lines, args = [], ""
     if exempt:
         args += f", stride_exempt={exempt!r}"
+    if alias_exempt(p):
+        args += f", alias_exempt={alias_exempt(p)!r}"
     if table:
         head, *body = program_lines(sources)
         lines = ["", "# Outputs of indices, (kind, dim, flag): ties may pick any tied index; and what they index.",

@@ -42,7 +42,7 @@ from fuzz.program.quoting import doc_text
 _TOL = {"float64": 1e-7, "float32": 1e-4, "float16": 1e-3, "bfloat16": 1e-2}
 _RAISES = (Outcome.COMPILED_ERROR, Outcome.CRASH)
 _COMPARED = (Outcome.DIVERGENCE, Outcome.NONFINITE, Outcome.SHAPE, Outcome.DTYPE, Outcome.INPUT_MUTATION,
-             Outcome.STRIDE, Outcome.GRADIENT)
+             Outcome.STRIDE, Outcome.GRADIENT, Outcome.ALIASING)
 _GRADS = ["", "",
           "def grads(outputs, inputs):",
           "    \"\"\"Gradients of sum(out**2)/2 (as the judge takes them) for each input that requires grad.\"\"\"",
@@ -62,6 +62,8 @@ def supported(p: Program, v: Verdict) -> str | None:
         return "the verdict names no failing call"
     if v.outcome in _COMPARED and _index(p, v) is None:
         return f"the verdict does not say which output or input ({v.where!r})"
+    if v.outcome is Outcome.COMPILED_ERROR and v.numbers.get("eager_error"):
+        return "eager raises too (another error class): the judging loop compares the two"
     return None
 
 
@@ -104,12 +106,30 @@ def _check_lines(p: Program, v: Verdict) -> list[str]:
     else:
         got, want = f"actual[{i}]", f"expected[{i}]"
     what = f"{v.outcome.value} at {kind} {i}"
+    if v.outcome is Outcome.ALIASING:
+        return _alias_check(p, i, what)
     if v.outcome is Outcome.STRIDE:
         return [f"strides = [[s for s, n in zip(t.stride(), t.shape) if n > 1] for t in ({got}, {want})]",
                 f"assert strides[0] == strides[1], f\"{FAIL_MARK} {what}: compiled {{strides[0]}}, eager {{strides[1]}}\""]
     tol = _tolerance(p)
     return [f"torch.testing.assert_close({got}, {want}, rtol={tol!r}, atol={tol!r}, equal_nan=True,",
             f"                           msg=lambda m: f\"{FAIL_MARK} {what}: {{m}}\")"]
+
+
+def _alias_check(p: Program, i: int, what: str) -> list[str]:
+    """Lines asserting that output i shares storage with the inputs (then the earlier outputs) eager's output i
+    shares it with, by position: compiled and eager get inputs of their own where the program writes them."""
+    names = f"[{', '.join(x.name for x in p.inputs)}]"
+    eager = names if not (_mutates(p) or p.settings.backward) else "list(eager_inputs)"
+    return ["def sharing(t, among):",
+            "    \"\"\"Positions in `among` of the tensors on t's storage (none for an empty tensor).\"\"\"",
+            "    key = lambda u: u.untyped_storage().data_ptr() if isinstance(u, torch.Tensor) and u.numel() else None",
+            "    return [j for j, u in enumerate(among) if key(t) is not None and key(u) == key(t)][:1]",
+            "",
+            f"got = sharing(actual[{i}], {names} + list(actual[:{i}]))",
+            f"want = sharing(expected[{i}], {eager} + list(expected[:{i}]))",
+            f"assert got == want, (f\"{FAIL_MARK} {what}: compiled shares the storage of {{got}}, eager of {{want}} \"",
+            f"                     \"(positions among the {len(p.inputs)} input(s), then the outputs before it)\")"]
 
 
 def _tolerance(p: Program) -> float:

@@ -33,6 +33,9 @@ WHY = {
                    "from eager.",
     Outcome.RECOMPILE: "Every new size compiles again: the compile time is paid per size, and once the recompile "
                        "limit is hit the function falls back to eager.",
+    Outcome.ALIASING: "An in-place update of the result writes the caller's own input (or another result) where "
+                      "eager's result is a tensor of its own, or the other way round: one tensor is silently "
+                      "two, or two are one.",
     Outcome.COMPILED_ERROR: "A program that runs in eager cannot be used under torch.compile.",
     Outcome.EAGER_ERROR: "Invalid input is accepted silently: the compiled function returns a result where eager "
                          "reports the error.",
@@ -156,6 +159,16 @@ def _told(p: Program, v: Verdict, sizes, dtype, scrub) -> tuple[str, str]:
         return ("The call reuses the graph of an earlier call that differs from it only in dims marked dynamic "
                 "(each of them >= 2).",
                 f"The call{at} compiles a new graph: {guard}.")
+    if o is Outcome.ALIASING:
+        m = re.match(r"compiled returns (.*), eager (.*)$", str(v.message or ""))
+        if m:
+            return (f"Compiled {thing} is {md.text(m.group(2), 100)}, as eager's is.",
+                    f"Compiled {thing}{at} is {md.text(m.group(1), 100)}.")
+        return f"Compiled {thing} shares storage as eager's does.", f"{md.text(scrub(v.summary()), 300)}."
+    if o is Outcome.COMPILED_ERROR and v.numbers.get("eager_error"):
+        exc = md.code(v.exc_type or "an exception", 200)
+        return (f"The compiled function raises the error eager raises ({md.text(v.where, 200)}).",
+                f"It raises {exc}{at}{_said(v, scrub)}")
     if o is Outcome.COMPILED_ERROR:
         exc = md.code(v.exc_type or "an exception", 200)
         stage = {"compile": " while compiling", "execute": " while running the compiled code"}.get(

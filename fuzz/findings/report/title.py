@@ -23,6 +23,7 @@ _SYMPTOM = {
     Outcome.RECOMPILE: "recompiles where it should reuse the graph",
     Outcome.GRADIENT: "gives wrong gradients",
     Outcome.INPUT_MUTATION: "mutates its input differently from eager",
+    Outcome.ALIASING: "returns an output that shares storage where eager's does not (or the other way round)",
     Outcome.HANG: "hangs",
     Outcome.OK: "passes",
 }

@@ -48,7 +48,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u206
 # the word an issue about the symptom most likely holds (an exception: its type's name)
 _SYMPTOM_WORD = {"divergence": "wrong", "nonfinite": "nan", "stride-mismatch": "stride", "dtype-mismatch": "dtype",
                  "shape-mismatch": "shape", "input-mutation-mismatch": "mutation", "gradient-mismatch": "gradient",
-                 "unexpected-recompile": "recompile", "hang": "hang", "crash": "crash"}
+                 "unexpected-recompile": "recompile", "aliasing-mismatch": "alias", "hang": "hang",
+                 "crash": "crash"}
 _GENERIC_FRAMES = {"run", "call", "wrapper", "inner", "forward", "synchronize", "sync", "compile", "fn", "apply"}
 _NOISE_WORDS = {"N", "s", "u", "ps", "zuf", "tmp", "addr", "hash", "path"}
 
