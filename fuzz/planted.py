@@ -12,6 +12,8 @@ import torch
 import torch.nn.functional as F
 
 from fuzz.planted_thresholds import drops_selected, float64_inside, moves_subtraction  # noqa: F401 - by name
+from fuzz.planted_ops import (wrong_on_foreach, wrong_on_gapped_unfold_write, wrong_on_index_fill,  # noqa: F401
+                               wrong_on_lerp, wrong_on_reduction_dtype, wrong_on_scalar_tensor_scan)
 
 THRESHOLD = 8  # "a dynamic dim exceeds some size"
 STORAGE_MESSAGE = ("setStorage: sizes [2304], strides [1], storage offset 0, and itemsize 4 requiring a "
