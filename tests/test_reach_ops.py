@@ -157,6 +157,18 @@ def _on(p: Program, backend: str) -> Program:
     return q
 
 
+def test_the_generator_draws_in_place_writes_into_gapped_unfolds():
+    from hypothesis import Phase, find
+
+    from helpers import script_module
+
+    written = script_module("reach").REACH["an in-place write into an unfold with gaps (step >= size)"][1]
+    p = find(programs(backend="aot_eager", device="cpu", ops=["unfold", "add_scalar_"], max_ops=2), written,
+             settings=settings(max_examples=400, database=None, phases=[Phase.generate],
+                               suppress_health_check=list(HealthCheck)))
+    typecheck(p)
+
+
 PLANTS = {
     "wrong_on_foreach": "foreach_pair", "wrong_on_index_fill": "index_fill_", "wrong_on_lerp": "lerp",
     "wrong_on_scalar_tensor_scan": "built_scan", "wrong_on_reduction_dtype": "cumsum_dtype",
