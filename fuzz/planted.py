@@ -596,4 +596,5 @@ PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_od
            "wrong_on_int_matmul", "wrong_on_resizing_view", "wrong_on_literal_shape",
            "wrong_on_unbacked_broadcast", "wrong_on_item_argument", "wrong_on_computed_as_strided",
            "wrong_on_rare_triple", "wrong_on_unbacked_one_broadcast", "wrong_on_unbacked_literal_shape",
-           "wrong_on_float_bits_kept", "wrong_gradients_on_item_of_another")
+           "wrong_on_float_bits_kept", "wrong_gradients_on_item_of_another", "wrong_on_foreach", "wrong_on_index_fill",
+           "wrong_on_lerp", "wrong_on_scalar_tensor_scan", "wrong_on_reduction_dtype", "wrong_on_gapped_unfold_write")

@@ -235,6 +235,9 @@ _MATRIX_OPS = tuple(o.name for o in OPS.family("matrix"))
 # A mask that keeps every row, then an op of two operands that broadcasts its unbacked size against another.
 _BROADCASTING = tuple(o.name for o in OPS if o.arity >= 2 and o.family in ("binary", "inplace"))
 
+# The ops that take dtype= (wrong_on_reduction_dtype).
+_DTYPED = ("cumsum", "cumprod", "sum", "prod", "mean", "softmax", "log_softmax")
+
 # The minimal programs' ops each planted backend's entries may have (scripts/one_entry.py, seed 4).
 MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad"]],
                "mutate_input": [["nan_to_num"], ["embedding", "mask_index", "masked_select"]],
@@ -265,7 +268,12 @@ MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad
                "wrong_on_unbacked_literal_shape": [made + [op] for op in ("squeeze_dynamic", "reshape_lit")
                                                    for made in [[]] + [[o.name] for o in OPS.family("data")]],
                "wrong_on_float_bits_kept": [["view_dtype"]],
-               "wrong_gradients_on_item_of_another": [["item_clamp_by"]]}
+               "wrong_gradients_on_item_of_another": [["item_clamp_by"]],
+               # the list-of-tensors and strided-copy forms, each on its own ops (EXTRA)
+               "wrong_on_foreach": [["foreach"], ["foreach_pair"]], "wrong_on_index_fill": [["index_fill"]],
+               "wrong_on_lerp": [["lerp"], ["lerp_w"]], "wrong_on_scalar_tensor_scan": [["built_scan"]],
+               "wrong_on_reduction_dtype": [[op] for op in _DTYPED],
+               "wrong_on_gapped_unfold_write": [["unfold", "add_scalar_"]]}
 
 # The outcome each planted bug shows as, and what its minimal program keeps of the feature it breaks:
 # the generator reaches the feature and the oracle sees the bug there.
@@ -311,6 +319,12 @@ SEEN_AS = {
     # read from the other input, in a backward program whose graph keeps the read
     "wrong_gradients_on_item_of_another": ("gradient-mismatch", lambda p: p["settings"]["backward"] and (
         p["settings"]["dynamo"].get("capture_scalar_outputs") or p["settings"]["fullgraph"])),
+    "wrong_on_foreach": ("divergence", lambda p: True), "wrong_on_index_fill": ("divergence", lambda p: True),
+    "wrong_on_lerp": ("divergence", lambda p: True), "wrong_on_scalar_tensor_scan": ("divergence", lambda p: True),
+    "wrong_on_reduction_dtype": ("divergence", lambda p: "dtype" in p["ops"][0]["params"]),
+    # the windows keep their gaps: a step of at least the size
+    "wrong_on_gapped_unfold_write": ("divergence", lambda p: p["ops"][0]["params"]["step"]
+                                     >= p["ops"][0]["params"]["size"]),
     # all three features stay: an unbacked mark, a layout that is not contiguous, the cumulative op
     "wrong_on_rare_triple": ("divergence", lambda p: any("unbacked" in x["marks"] for x in p["inputs"]) and any(
         x.get("layout", "contiguous") not in ("contiguous", "offset") for x in p["inputs"])),
@@ -329,7 +343,8 @@ def _kept_squeeze(p) -> bool:
 MINIMAL_INPUTS = {"wrong_on_rare_triple": (1, 2), "breaks_on_alias": (2,), "widens_narrow_ints": (1, 2), "wrong_on_bool_operand": (1, 2),
                   "wrong_on_int_matmul": (1, 2), "wrong_after_matmul": (1, 2),
                   "wrong_on_unbacked_one_broadcast": (1, 2),
-                  "wrong_gradients_on_item_of_another": (2,), "wrong_on_item_argument": (1, 2)}
+                  "wrong_gradients_on_item_of_another": (2,), "wrong_on_item_argument": (1, 2),
+                  "wrong_on_foreach": (1, 2), "wrong_on_lerp": (1, 2, 3)}
 
 # A second form a planted bug may show as. mutate_input writes into its graph's first floating input; past a
 # graph break (a boolean-mask index), that input is an intermediate the next graph reads, and the user sees
@@ -443,7 +458,10 @@ CASES = {"corrupt_large": 12, "mutate_input": 12, "wrong_strides": 12, "storage_
          "wrong_on_bool_operand": 12, "wrong_on_int_matmul": 13, "wrong_on_resizing_view": 12,
          "wrong_on_literal_shape": 12, "wrong_on_unbacked_broadcast": 12, "wrong_on_item_argument": 10,
          "wrong_on_computed_as_strided": 12, "wrong_on_rare_triple": 86, "wrong_on_unbacked_one_broadcast": 12,
-         "wrong_on_unbacked_literal_shape": 8, "wrong_on_float_bits_kept": 8, "wrong_gradients_on_item_of_another": 14}
+         "wrong_on_unbacked_literal_shape": 8, "wrong_on_float_bits_kept": 8, "wrong_gradients_on_item_of_another": 14,
+         # first seen at 0, 0, 0, 0, 2 (and 4) and 25 on their own ops (EXTRA)
+         "wrong_on_foreach": 4, "wrong_on_index_fill": 4, "wrong_on_lerp": 4, "wrong_on_scalar_tensor_scan": 4,
+         "wrong_on_reduction_dtype": 6, "wrong_on_gapped_unfold_write": 28}
 SEEDS = {"wrong_on_rare_triple": 0, "wrong_on_item_argument": 0, "wrong_after_matmul": 9, "wrong_on_odd_reflect": 6,
          "mutate_input": 0, "widens_narrow_ints": 3,
          "wrong_on_unbacked_one_broadcast": 3, "wrong_on_unbacked_broadcast": 6}
@@ -469,7 +487,12 @@ EXTRA = {"wrong_on_computed_as_strided": ("--families", "view"),
          "wrong_on_resizing_view": ("--ops", "view_dtype"),
          "wrong_on_sized_or_5d_interpolate": ("--families", "resample"),
          "wrong_on_unbacked_broadcast": ("--families", "data", "binary"),
-         "wrong_on_unbacked_one_broadcast": ("--families", "data", "binary")}
+         "wrong_on_unbacked_one_broadcast": ("--families", "data", "binary"),
+         # the list-of-tensors and strided-copy forms: their default-campaign first cases are in docs/generator.md
+         "wrong_on_foreach": ("--ops", "foreach", "foreach_pair"), "wrong_on_index_fill": ("--ops", "index_fill"),
+         "wrong_on_lerp": ("--ops", "lerp", "lerp_w"), "wrong_on_scalar_tensor_scan": ("--ops", "built_scan"),
+         "wrong_on_reduction_dtype": ("--ops",) + _DTYPED,
+         "wrong_on_gapped_unfold_write": ("--ops", "unfold", "add_scalar_")}
 
 
 @pytest.mark.campaign

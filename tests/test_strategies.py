@@ -131,7 +131,9 @@ def test_issue_27_ops_run_in_eager_as_typed(name):
     (on purpose) raises at every call, whatever storage its value's view has."""
     # as_strided_free takes values with an element at every call: more programs for enough of it; reshape_lit
     # was 5 in 60 (3 once issue 40's pulls came): 80
-    progs = draw_programs(200 if name == "as_strided_free" else 80 if name == "reshape_lit" else 60, seed=3,
+    # item_clamp_by: 90, for a backward program among them (none in 60 once sum took dtype=)
+    progs = draw_programs(200 if name == "as_strided_free" else 80 if name == "reshape_lit"
+                          else 90 if name == "item_clamp_by" else 60, seed=3,
                           ops=[name, "add", "transpose", "narrow", "sum"], max_ops=4)
     if name in ("squeeze_dynamic", "reshape_lit"):  # of data-dependent sizes too (issue 40)
         # reshape_lit: 80, for a (1,) of a count that is 1 at every call (0 in 40 after both lists merged)
