@@ -13,6 +13,9 @@ import torch.nn.functional as F
 
 from fuzz.planted_thresholds import drops_selected, float64_inside, moves_subtraction  # noqa: F401 - by name
 from fuzz.planted_contract import accepts_what_eager_rejects, returns_input_as_output, wrong_every_other, wrong_two_ways  # noqa: F401,E501
+from fuzz.planted_ops import (wrong_on_foreach, wrong_on_gapped_unfold_write, wrong_on_index_fill,  # noqa: F401
+                               wrong_on_lerp, wrong_on_reduction_dtype, wrong_on_scalar_tensor_scan)
+from fuzz.planted_gradients import _wrong_backward, wrong_gradients  # noqa: F401 - by name
 
 THRESHOLD = 8  # "a dynamic dim exceeds some size"
 STORAGE_MESSAGE = ("setStorage: sizes [2304], strides [1], storage offset 0, and itemsize 4 requiring a "
@@ -562,33 +565,6 @@ def widens_narrow_ints(gm, example_inputs):
     return run
 
 
-def _wrong_backward(gm, example_inputs, change):
-    """AOTAutograd's forward graph as is, its backward graph run eagerly with `change` applied to its first
-    non-empty floating gradient."""
-    from torch._dynamo.backends.common import aot_autograd
-
-    def forward(fw, _):
-        return fw.forward
-
-    def backward(bw, _):
-        def run(*args):
-            out = list(bw(*args))
-            for i, g in enumerate(out):
-                if isinstance(g, torch.Tensor) and g.is_floating_point() and g.numel() > 0:
-                    out[i] = change(g)
-                    break
-            return out
-        return run
-
-    return aot_autograd(fw_compiler=forward, bw_compiler=backward)(gm, example_inputs)
-
-
-def wrong_gradients(gm, example_inputs):
-    """Right forward, wrong backward: AOTAutograd's backward graph runs
-    eagerly and its first non-empty gradient comes back scaled by 1.5."""
-    return _wrong_backward(gm, example_inputs, lambda g: g * 1.5)
-
-
 PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_odd_reflect", "wrong_after_matmul",
            "wrong_with_data_dependent", "wrong_strides", "breaks_on_alias", "widens_narrow_ints", "wrong_gradients",
            "wrong_on_sized_or_5d_interpolate", "wrong_on_bool_operand",
@@ -596,4 +572,5 @@ PLANTED = ("corrupt_large", "storage_error_on_pad", "mutate_input", "wrong_on_od
            "wrong_on_unbacked_broadcast", "wrong_on_item_argument", "wrong_on_computed_as_strided",
            "wrong_on_rare_triple", "wrong_on_unbacked_one_broadcast", "wrong_on_unbacked_literal_shape",
            "wrong_on_float_bits_kept", "wrong_gradients_on_item_of_another", "returns_input_as_output",
-           "accepts_what_eager_rejects")
+           "accepts_what_eager_rejects", "wrong_on_foreach", "wrong_on_index_fill", "wrong_on_lerp",
+           "wrong_on_scalar_tensor_scan", "wrong_on_reduction_dtype", "wrong_on_gapped_unfold_write")

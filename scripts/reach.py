@@ -568,6 +568,44 @@ REACH.update({
 })
 
 
+# ---- the op forms of the list-of-tensors and strided-copy issue ----------------------------------------------
+
+def _any_op(*names):
+    return lambda p: any(o.op in names for o in p.ops)
+
+
+def _gapped_unfold_written(p) -> bool:
+    """An in-place op writes an unfold whose step is at least its size (or a view of one)."""
+    by_out = {o.out: o for o in p.ops}
+
+    def gapped(name) -> bool:
+        while name in by_out:
+            o = by_out[name]
+            if o.op == "unfold":
+                return o.params["step"] >= o.params["size"]
+            if OPS[o.op].family != "view":
+                return False
+            name = o.args[0]
+        return False
+    return any(OPS[o.op].mutates and gapped(o.args[0]) for o in p.ops)
+
+
+_DTYPED = ("cumsum", "cumprod", "sum", "prod", "mean", "softmax", "log_softmax")
+
+REACH.update({
+    "an in-place write into an unfold with gaps (step >= size)": (lambda p: True, _gapped_unfold_written),
+    "a _foreach_ op out of place": (lambda p: True, _any_op("foreach", "foreach_pair")),
+    "a _foreach_ op in place": (lambda p: True, _any_op("foreach_", "foreach_pair_")),
+    "index_fill or index_fill_": (lambda p: True, _any_op("index_fill", "index_fill_")),
+    "lerp (a scalar or a tensor weight)": (lambda p: True, _any_op("lerp", "lerp_w")),
+    "a 0-d tensor built in the program fed to a scan or a reduction": (lambda p: True, _any_op("built_scan")),
+    "a scan, reduction or softmax given dtype=": (
+        lambda p: True, lambda p: any(o.op in _DTYPED and "dtype" in o.params for o in p.ops)),
+    "bool arithmetic with a number (a bool tensor plus or times 2.0, 2, True)": (
+        lambda p: True, _any_op("bool_scalar")),
+})
+
+
 def _load_cache(path: str, key: dict) -> dict:
     """The feasibility answers a --cache file holds for this backend, device and op set ({} otherwise)."""
     import os

@@ -111,6 +111,12 @@ def _pointwise_over_permuted(draft, name, a) -> bool:
             and _permuted_value(draft, call.args[0]))
 
 
+def _gapped_unfold(draft, name, a) -> bool:
+    """An unfold whose step is at least its size: windows with gaps, writable in place (ops/shape_ops.py)."""
+    call = draft.made.get(name)
+    return call is not None and call.op == "unfold" and not a.overlapping and call.params["step"] >= call.params["size"]
+
+
 def _unwritten_alias_member(draft, name, a) -> bool:
     """An input of a pair that shares storage, neither member written yet (a forward program: a backward
     one writes no input)."""
@@ -134,6 +140,8 @@ AFFINITY = (
     # and views, which squeeze it or reshape it to a literal shape (of a size the compiler cannot know)
     (_exact_unbacked, {**FAMILY_WEIGHTS, "binary": 6, "inplace": 3, "view": 3}),
     (_cropped_twice, {**FAMILY_WEIGHTS, "matrix": 60}),
+    # an in-place write into an unfold with gaps (the overlap analysis lets it be written)
+    (_gapped_unfold, {**FAMILY_WEIGHTS, "inplace": 30}),
     (_uint8_any_all, {**FAMILY_WEIGHTS, "pointwise": 4, "binary": 4}),
     (lambda draft, name, a: a.dtype == "uint8", {**FAMILY_WEIGHTS, "reduction": 3}),  # then OP_AFFINITY
     # conjunctions of common parts, each under 0.1% of the programs it applies to (docs/generator.md):
@@ -200,7 +208,7 @@ def _pulled(draft) -> str | None:
 
 # The latest values _pulled returns (the affinities above that act on them).
 _PULLED = (_cropped_twice, _uint8_any_all, _exact_unbacked, _writable_clone_or_view, _eval_norm_2d,
-           _int_from_written_input, _pointwise_over_permuted)
+           _int_from_written_input, _pointwise_over_permuted, _gapped_unfold)
 
 # Whether the next op reads _pulled's value first (False first: shrinks to the ordinary draw).
 _PULL = (False, True, True, True)

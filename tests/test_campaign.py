@@ -245,6 +245,9 @@ _MATRIX_OPS = tuple(o.name for o in OPS.family("matrix"))
 # A mask that keeps every row, then an op of two operands that broadcasts its unbacked size against another.
 _BROADCASTING = tuple(o.name for o in OPS if o.arity >= 2 and o.family in ("binary", "inplace"))
 
+# The ops that take dtype= (wrong_on_reduction_dtype).
+_DTYPED = ("cumsum", "cumprod", "sum", "prod", "mean", "softmax", "log_softmax")
+
 # The minimal programs' ops each planted backend's entries may have (benchmarks/one_entry.py, seed 4).
 MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad"]],
                "mutate_input": [["nan_to_num"], ["embedding", "mask_index", "masked_select"]],
@@ -266,7 +269,9 @@ MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad
                # a literal window fits its operand's storage: the shrinker keeps a producer (the neutral op) there
                "wrong_on_computed_as_strided": [["as_strided_free"], ["nan_to_num", "as_strided_free"]],
                # nan_to_num: of a second, non-contiguous input (the graph must read it), or after a cumprod
-               "wrong_on_rare_triple": [[op] + tail for op in ("cumsum", "cumprod") for tail in ([], ["nan_to_num"])],
+               # or built_scan: x plus a cumsum of a 0-d tensor it builds, which the graph holds
+               "wrong_on_rare_triple": [[op] + tail for op in ("cumsum", "cumprod", "built_scan")
+                                        for tail in ([], ["nan_to_num"])],
                "wrong_on_bool_operand": [[op] for op in ("ldexp", "copysign", "floor_divide", "remainder", "fmod",
                                                          "div_trunc", "div_floor", "where", "masked_fill")],
                # a mask that keeps the first row, then an op of two operands against a larger size
@@ -278,7 +283,12 @@ MINIMAL_OPS = {"corrupt_large": [["nan_to_num"]], "storage_error_on_pad": [["pad
                "wrong_gradients_on_item_of_another": [["item_clamp_by"]],
                # any single op whose result can equal its input exactly (a tile by 1, a sum over a dim of 1, ...)
                "returns_input_as_output": [[o.name] for o in OPS],
-               "accepts_what_eager_rejects": [["eager_rejects"]]}
+               "accepts_what_eager_rejects": [["eager_rejects"]],
+               # the list-of-tensors and strided-copy forms, each on its own ops (EXTRA)
+               "wrong_on_foreach": [["foreach"], ["foreach_pair"]], "wrong_on_index_fill": [["index_fill"]],
+               "wrong_on_lerp": [["lerp"], ["lerp_w"]], "wrong_on_scalar_tensor_scan": [["built_scan"]],
+               "wrong_on_reduction_dtype": [[op] for op in _DTYPED],
+               "wrong_on_gapped_unfold_write": [["unfold", "add_scalar_"]]}
 
 # The outcome each planted bug shows as, and what its minimal program keeps of the feature it breaks:
 # the generator reaches the feature and the oracle sees the bug there.
@@ -326,6 +336,12 @@ SEEN_AS = {
         p["settings"]["dynamo"].get("capture_scalar_outputs") or p["settings"]["fullgraph"])),
     "returns_input_as_output": ("aliasing-mismatch", lambda p: True),
     "accepts_what_eager_rejects": ("eager-only-error", lambda p: p["ops"][-1]["op"] == "eager_rejects"),
+    "wrong_on_foreach": ("divergence", lambda p: True), "wrong_on_index_fill": ("divergence", lambda p: True),
+    "wrong_on_lerp": ("divergence", lambda p: True), "wrong_on_scalar_tensor_scan": ("divergence", lambda p: True),
+    "wrong_on_reduction_dtype": ("divergence", lambda p: "dtype" in p["ops"][0]["params"]),
+    # the windows keep their gaps: a step of at least the size
+    "wrong_on_gapped_unfold_write": ("divergence", lambda p: p["ops"][0]["params"]["step"]
+                                     >= p["ops"][0]["params"]["size"]),
     # all three features stay: an unbacked mark, a layout that is not contiguous, the cumulative op
     "wrong_on_rare_triple": ("divergence", lambda p: any("unbacked" in x["marks"] for x in p["inputs"]) and any(
         x.get("layout", "contiguous") not in ("contiguous", "offset") for x in p["inputs"])),
@@ -344,7 +360,8 @@ def _kept_squeeze(p) -> bool:
 MINIMAL_INPUTS = {"wrong_on_rare_triple": (1, 2), "breaks_on_alias": (2,), "widens_narrow_ints": (1, 2), "wrong_on_bool_operand": (1, 2),
                   "wrong_on_int_matmul": (1, 2), "wrong_after_matmul": (1, 2),
                   "wrong_on_unbacked_one_broadcast": (1, 2),
-                  "wrong_gradients_on_item_of_another": (2,), "wrong_on_item_argument": (1, 2)}
+                  "wrong_gradients_on_item_of_another": (2,), "wrong_on_item_argument": (1, 2),
+                  "wrong_on_foreach": (1, 2), "wrong_on_lerp": (1, 2, 3)}
 
 # A second form a planted bug may show as. mutate_input writes into its graph's first floating input; past a
 # graph break (a boolean-mask index), that input is an intermediate the next graph reads, and the user sees
@@ -452,18 +469,26 @@ def assert_settled(corpus, state, backend=None, triaged=False, stock_of=None):
 # 150 cases for every plant made this 15 minutes of CI on two CPUs, most of it shrinking raw signatures
 # (a process of its own each). A change of the generator changes the stream: a plant first seen later
 # fails its test with "no entry", and its count here goes up (or its seed changes).
-CASES = {"corrupt_large": 12, "mutate_input": 12, "wrong_strides": 12, "storage_error_on_pad": 12,
+# With the _foreach_ ops, index_fill, lerp, built 0-d tensors and dtype= (blind draws, 15-40 cases a seed):
+# storage_error_on_pad 14 (seed 4), wrong_strides 6 (seed 0; 38 on seed 4), wrong_gradients 10 (seed 1; 33 on
+# seed 4, none in 15 of seed 0), wrong_on_unbacked_one_broadcast 14 on mask_keep and three broadcasting ops
+# (seed 3; none in 40 of seed 3 on the data and binary families, which the new binary ops thinned).
+CASES = {"corrupt_large": 12, "mutate_input": 12, "wrong_strides": 12, "storage_error_on_pad": 16,
          "wrong_gradients": 12, "wrong_after_matmul": 12, "wrong_with_data_dependent": 27, "breaks_on_alias": 16,
          "wrong_on_odd_reflect": 12, "wrong_on_sized_or_5d_interpolate": 8, "widens_narrow_ints": 12,
          "wrong_on_bool_operand": 12, "wrong_on_int_matmul": 13, "wrong_on_resizing_view": 12,
          "wrong_on_literal_shape": 12, "wrong_on_unbacked_broadcast": 12, "wrong_on_item_argument": 10,
-         "wrong_on_computed_as_strided": 12, "wrong_on_rare_triple": 86, "wrong_on_unbacked_one_broadcast": 12,
+         "wrong_on_computed_as_strided": 12, "wrong_on_rare_triple": 86, "wrong_on_unbacked_one_broadcast": 16,
          "wrong_on_unbacked_literal_shape": 8, "wrong_on_float_bits_kept": 8, "wrong_gradients_on_item_of_another": 14,
          # first seen at case 9 of seed 4 blind; accepts_what_eager_rejects at case 90 (its ops: EXTRA)
-         "returns_input_as_output": 12, "accepts_what_eager_rejects": 3}
+         "returns_input_as_output": 12, "accepts_what_eager_rejects": 3,
+         # first seen at 0, 0, 0, 0, 2 (and 4) and 25 on their own ops (EXTRA)
+         "wrong_on_foreach": 4, "wrong_on_index_fill": 4, "wrong_on_lerp": 4, "wrong_on_scalar_tensor_scan": 4,
+         "wrong_on_reduction_dtype": 6, "wrong_on_gapped_unfold_write": 28}
 SEEDS = {"wrong_on_rare_triple": 0, "wrong_on_item_argument": 0, "wrong_after_matmul": 9, "wrong_on_odd_reflect": 6,
          "mutate_input": 0, "widens_narrow_ints": 3,
-         "wrong_on_unbacked_one_broadcast": 3, "wrong_on_unbacked_broadcast": 6}
+         "wrong_on_unbacked_one_broadcast": 3, "wrong_on_unbacked_broadcast": 6, "wrong_strides": 0,
+         "wrong_gradients": 1}
 
 
 # A plant the default draws too rarely for CI's cases runs on the families or ops its minimal forms have (its
@@ -489,7 +514,12 @@ EXTRA = {"wrong_on_computed_as_strided": ("--families", "view"),
          "wrong_on_resizing_view": ("--ops", "view_dtype"),
          "wrong_on_sized_or_5d_interpolate": ("--families", "resample"),
          "wrong_on_unbacked_broadcast": ("--families", "data", "binary"),
-         "wrong_on_unbacked_one_broadcast": ("--families", "data", "binary")}
+         "wrong_on_unbacked_one_broadcast": ("--ops", "mask_keep", "add", "mul", "maximum"),
+         # the list-of-tensors and strided-copy forms: their default-campaign first cases are in docs/generator.md
+         "wrong_on_foreach": ("--ops", "foreach", "foreach_pair"), "wrong_on_index_fill": ("--ops", "index_fill"),
+         "wrong_on_lerp": ("--ops", "lerp", "lerp_w"), "wrong_on_scalar_tensor_scan": ("--ops", "built_scan"),
+         "wrong_on_reduction_dtype": ("--ops",) + _DTYPED,
+         "wrong_on_gapped_unfold_write": ("--ops", "unfold", "add_scalar_")}
 
 
 @pytest.mark.campaign

@@ -132,7 +132,9 @@ def test_reach_ops_run_in_eager_as_typed(name):
     as_strided_free past the storage (on purpose) raises at every call, whatever storage its value's view has."""
     # as_strided_free takes values with an element at every call: more programs for enough of it; reshape_lit
     # was 5 in 60 (3 once the pulls towards rare conjunctions came): 80
-    progs = draw_programs(200 if name == "as_strided_free" else 80 if name == "reshape_lit" else 60, seed=3,
+    # item_clamp_by: 90, for a backward program among them (none in 60 once sum took dtype=)
+    progs = draw_programs(200 if name == "as_strided_free" else 80 if name == "reshape_lit"
+                          else 90 if name == "item_clamp_by" else 60, seed=3,
                           ops=[name, "add", "transpose", "narrow", "sum"], max_ops=4)
     if name in ("squeeze_dynamic", "reshape_lit"):  # of data-dependent sizes too
         # reshape_lit: 80, for a (1,) of a count that is 1 at every call (0 in 40 once conjunctions were pulled)

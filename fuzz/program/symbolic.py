@@ -185,5 +185,17 @@ def broadcast_shape(a: tuple[Dim, ...], b: tuple[Dim, ...]) -> tuple[Dim, ...]:
     return tuple(out)
 
 
+def strides_overlap(sizes, strides) -> bool:
+    """Whether two index tuples of a view with these sizes and strides (ints) may address one element: sorted
+    by stride, each dim longer than 1 must step past all that the dims of smaller strides reach. A view that
+    passes has no overlap; one that fails may still have none (the test is only ever too careful)."""
+    reach = 0
+    for stride, n in sorted((t, n) for n, t in zip(sizes, strides) if n > 1):
+        if stride <= reach:
+            return True
+        reach += stride * (n - 1)
+    return False
+
+
 def norm_dim(d: int, rank: int) -> int:
     return d + rank if d < 0 else d

@@ -82,6 +82,34 @@ def _scalar_for(dt: str):
 
 
 
+def dtype_targets(dt: str, floats_only: bool = False) -> list:
+    """The dtype= a scan or reduction of a dt value may be given: one that widens it (a float never to an
+    integer, whose casts of NaN/inf are undefined); `floats_only`: floating targets only (mean, softmax)."""
+    if D.is_floating(dt):
+        return ["float64"] + (["float32"] if dt != "float64" else [])
+    return ["float32", "float64"] + ([] if floats_only else ["int64"])
+
+
+def with_dtype(params: st.SearchStrategy, a: ValueInfo, floats_only: bool = False) -> st.SearchStrategy:
+    """params, with a dtype= param in one draw of three (dtype_targets; absent otherwise)."""
+    pick = st.sampled_from([None, None] + dtype_targets(a.dtype, floats_only))
+    return st.tuples(params, pick).map(lambda t: t[0] if t[1] is None else {**t[0], "dtype": t[1]})
+
+
+def dtype_check(a: ValueInfo, p, floats_only: bool = False) -> str | None:
+    """Why a dtype= param is bad, or None (absent is the op's own dtype)."""
+    if "dtype" not in p:
+        return None
+    if p["dtype"] not in dtype_targets(a.dtype, floats_only):
+        return f"dtype={p['dtype']!r} of a {a.dtype} value: one of {dtype_targets(a.dtype, floats_only)}"
+    return None
+
+
+def dtype_kw(p) -> str:
+    """The dtype= keyword text, or "" without one."""
+    return f", dtype=torch.{p['dtype']}" if "dtype" in p else ""
+
+
 def drawn(fn) -> st.SearchStrategy:
     """The strategy that calls fn(draw), for a drawing function made per call (a closure over the
     value an op takes): what st.composite makes of it, label and all (so the stream is the same),

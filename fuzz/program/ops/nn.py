@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fuzz.program import dtypes as D
 from fuzz.program.opspec import OpSpec
-from fuzz.program.ops.common import drawn, OPS, _dim_in, _fresh, _view
+from fuzz.program.ops.common import drawn, dtype_check, dtype_kw, with_dtype, OPS, _dim_in, _fresh, _view
 from fuzz.program.ops.common_gen import dim_text, weight
 from fuzz.program.symbolic import Dim
 
@@ -172,10 +172,12 @@ _spec("group_norm", "nn", lambda a: a.dtype in _FLOAT and a.rank >= 2 and bool(_
 
 def _softmax(name):
     return _spec(name, "nn", lambda a: a.dtype in _FLOAT and a.rank >= 1,
-                 lambda args: st.integers(-args[0].rank, -1).map(lambda d: {"dim": d}),
-                 lambda a, p: None if a.dtype in _FLOAT and _dim_in(a, p.get("dim")) else f"{name}: dim out of range",
-                 lambda a, p, out: _fresh(a, out), lambda x, p, a: f"F.{name}({x}, dim={p['dim']})", api=f"F.{name}",
-                 doc=f"{name} over any dim (a dynamic one too)")
+                 lambda args: with_dtype(st.integers(-args[0].rank, -1).map(lambda d: {"dim": d}), args[0], True),
+                 lambda a, p: (None if a.dtype in _FLOAT and _dim_in(a, p.get("dim")) else f"{name}: dim out of range")
+                 or dtype_check(a, p, True),
+                 lambda a, p, out: _fresh(a, out, dtype=p.get("dtype") or a.dtype),
+                 lambda x, p, a: f"F.{name}({x}, dim={p['dim']}{dtype_kw(p)})", api=f"F.{name}",
+                 doc=f"{name} over any dim (a dynamic one too), dtype= (a wider one) or not")
 
 
 _softmax("softmax")

@@ -7,15 +7,15 @@ from hypothesis import strategies as st
 from fuzz.program import dtypes as D
 from fuzz.program.opspec import (OpSpec, calls)
 from fuzz.program.ops.common import OPS
-from fuzz.program.ops.common import (_ANY, _FLOAT, _dim_in, _fresh)
+from fuzz.program.ops.common import (_ANY, _FLOAT, _dim_in, _fresh, dtype_check, dtype_kw, with_dtype)
 from fuzz.program.symbolic import Dim, norm_dim
 
 # ---- reductions ----------------------------------------------------------------
 
 def reduction(name, fn, dtypes, result, multi_dim=True, nonempty=False, allow_all=True, extra=None, api="",
-              decides=()):
+              decides=(), dtyped=None):
     """`extra`: (strategy of more params, render of them as keyword text) for var/std's correction;
-    `decides`: OpSpec.decides."""
+    `decides`: OpSpec.decides; `dtyped`: it takes dtype= (False: any dtype_targets, True: floating ones only)."""
     def dims_of(a, p):
         d = p.get("dim")
         if d is None:
@@ -35,7 +35,7 @@ def reduction(name, fn, dtypes, result, multi_dim=True, nonempty=False, allow_al
         base = {"dim": st.one_of(options), "keepdim": st.booleans()}
         if extra:
             base.update(extra[0])
-        return st.fixed_dictionaries(base)
+        return st.fixed_dictionaries(base) if dtyped is None else with_dtype(st.fixed_dictionaries(base), a, dtyped)
 
     def check(args, p):
         a = args[0]
@@ -51,7 +51,7 @@ def reduction(name, fn, dtypes, result, multi_dim=True, nonempty=False, allow_al
             return f"{name} takes {'one dim' if not multi_dim else 'distinct dims'}"
         if nonempty and any(a.shape[i].min == 0 for i in dims_of(a, p)):
             return f"{name} over a dim that is empty at some call"
-        return None
+        return dtype_check(a, p, dtyped) if dtyped is not None else None
 
     def infer(args, p, out):
         a = args[0]
@@ -62,11 +62,11 @@ def reduction(name, fn, dtypes, result, multi_dim=True, nonempty=False, allow_al
             shape = [Dim.literal(1, calls(a)) if i in red else d for i, d in enumerate(a.shape)]
         else:
             shape = [d for i, d in enumerate(a.shape) if i not in red]
-        return _fresh(a, out, shape=tuple(shape), dtype=result(a.dtype))
+        return _fresh(a, out, shape=tuple(shape), dtype=p.get("dtype") or result(a.dtype))
 
     def render(n, p, infos):
         d = p.get("dim")
-        more = extra[1](p) if extra else ""
+        more = (extra[1](p) if extra else "") + dtype_kw(p)
         if d is None:
             return f"{fn}({n[0]}{more})"
         dim = f"({', '.join(map(str, d))})" if isinstance(d, list) else str(d)
@@ -83,11 +83,11 @@ def reduction(name, fn, dtypes, result, multi_dim=True, nonempty=False, allow_al
     ))
 
 
-reduction("sum", "torch.sum", _ANY, D.sum_result)
-reduction("mean", "torch.mean", _FLOAT, lambda dt: dt)
+reduction("sum", "torch.sum", _ANY, D.sum_result, dtyped=False)
+reduction("mean", "torch.mean", _FLOAT, lambda dt: dt, dtyped=True)
 reduction("amax", "torch.amax", _ANY, lambda dt: dt, nonempty=True)
 reduction("amin", "torch.amin", _ANY, lambda dt: dt, nonempty=True)
-reduction("prod", "torch.prod", _ANY, D.sum_result, multi_dim=False)
+reduction("prod", "torch.prod", _ANY, D.sum_result, multi_dim=False, dtyped=False)
 
 
 

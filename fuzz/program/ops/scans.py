@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from fuzz.program import dtypes as D
 from fuzz.program.opspec import OpSpec
-from fuzz.program.ops.common import drawn, _ANY, _dim_in, _fresh, OPS
+from fuzz.program.ops.common import drawn, dtype_check, dtype_kw, with_dtype, _ANY, _dim_in, _fresh, OPS
 from fuzz.program.symbolic import Dim
 
 _ORDERED = _ANY - {"bool"}
@@ -33,10 +33,14 @@ def _ok(a, p):
     return None
 
 
-_along("cumsum", _ANY, lambda dt, p: D.sum_result(dt), _dim, _ok, lambda a, p: a.shape,
-       lambda x, p: f"torch.cumsum({x}, dim={p['dim']})", "torch.cumsum", "cumsum along any dim")
-_along("cumprod", _ANY, lambda dt, p: D.sum_result(dt), _dim, _ok, lambda a, p: a.shape,
-       lambda x, p: f"torch.cumprod({x}, dim={p['dim']})", "torch.cumprod", "cumprod along any dim")
+_along("cumsum", _ANY, lambda dt, p: p.get("dtype") or D.sum_result(dt), lambda a: with_dtype(_dim(a), a),
+       dtype_check, lambda a, p: a.shape,
+       lambda x, p: f"torch.cumsum({x}, dim={p['dim']}{dtype_kw(p)})", "torch.cumsum", "cumsum along any dim, "
+       "dtype= (a wider one) or not")
+_along("cumprod", _ANY, lambda dt, p: p.get("dtype") or D.sum_result(dt), lambda a: with_dtype(_dim(a), a),
+       dtype_check, lambda a, p: a.shape,
+       lambda x, p: f"torch.cumprod({x}, dim={p['dim']}{dtype_kw(p)})", "torch.cumprod", "cumprod along any dim, "
+       "dtype= (a wider one) or not")
 
 
 def _sort_params(a):

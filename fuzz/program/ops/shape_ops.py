@@ -11,7 +11,7 @@ from fuzz.program import dtypes as D
 from fuzz.program.opspec import OpSpec, py_literal
 from fuzz.program.ops.common import drawn, OPS, _all_syms, _dim_in, _fresh, _view
 from fuzz.program.ops.common_gen import dim_text, index
-from fuzz.program.symbolic import Dim, broadcast_shape, norm_dim
+from fuzz.program.symbolic import Dim, broadcast_shape, norm_dim, strides_overlap
 
 
 def _one(name, accepts, params, check, infer, render, api, doc, family="shape", guards=None, mutates=False):
@@ -165,18 +165,28 @@ def _unfold_params(a):
 
     def draw(draw_):
         d = draw_(st.sampled_from(dims))
-        return {"dim": d, "size": draw_(st.integers(1, min(a.shape[d].min, 3))), "step": draw_(st.sampled_from([1, 2]))}
+        size = draw_(st.integers(1, min(a.shape[d].min, 3)))
+        # a step of the window's size or more: gapped windows, no element twice, so writable in place
+        return {"dim": d, "size": size, "step": draw_(st.sampled_from([1, 2, size, size + 1]))}
     return drawn(draw)
+
+
+def _unfold_overlaps(a, p) -> bool:
+    """The unfolded dim becomes (windows, size) with strides (step, 1) in its own elements: on a base that does
+    not overlap itself, the view overlaps only where those two dims do at some call."""
+    return a.overlapping or any(strides_overlap(((v - p["size"]) // p["step"] + 1, p["size"]), (p["step"], 1))
+                                for v in a.shape[p["dim"]].values)
 
 
 _one("unfold", lambda a: 1 <= a.rank <= 4 and any(d.min >= 1 for d in a.shape), _unfold_params,
      lambda a, p: _dim_ok(a, p) or (None if 1 <= p.get("size", 0) <= a.shape[p["dim"]].min
-                                    else "unfold: the window is longer than the dim at some call"),
+                                    else "unfold: the window is longer than the dim at some call")
+     or (None if type(p.get("step")) is int and 1 <= p["step"] <= 8 else "unfold: step must be an int in 1..8"),
      lambda a, p, out: _view(a, _replace(a, p["dim"], a.shape[p["dim"]].mapped(
          f"unfold{p['size']}.{p['step']}", lambda v: (v - p["size"]) // p["step"] + 1))
-         + (Dim.literal(p["size"], a.calls),), overlapping=True),
+         + (Dim.literal(p["size"], a.calls),), overlapping=_unfold_overlaps(a, p)),
      lambda x, p, a: f"{x}.unfold({p['dim']}, {p['size']}, {p['step']})", "Tensor.unfold",
-     "sliding windows: a view whose windows overlap",
+     "sliding windows: a view whose windows overlap (step < size) or leave gaps (step >= size: writable)",
      guards=lambda a, p: set(a.shape[p["dim"]].syms))
 
 
