@@ -603,6 +603,9 @@ REACH.update({
         lambda p: True, lambda p: any(o.op in _DTYPED and "dtype" in o.params for o in p.ops)),
     "bool arithmetic with a number (a bool tensor plus or times 2.0, 2, True)": (
         lambda p: True, _any_op("bool_scalar")),
+    # error parity: a program that breaks an op's contract on purpose, so that compiled must raise as eager does
+    "an op eager refuses on purpose (eager_rejects: bool minus bool, softmax of an int, ...)": (
+        lambda p: True, _any_op("eager_rejects")),
 })
 
 

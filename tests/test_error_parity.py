@@ -85,3 +85,11 @@ def test_programs_eager_refuses_on_purpose_are_a_small_share_of_forward_programs
     assert all(p.ops[-1].op == "eager_rejects" or any(c.op == "eager_rejects" for c in p.ops) for p in rejecting)
     named = draw_programs(60, seed=11, backend="aot_eager", ops=["mm", "relu"], max_ops=2)
     assert not any(c.op == "eager_rejects" for p in named for c in p.ops)
+
+
+def test_the_reach_row_counts_programs_that_break_a_contract_on_purpose():
+    from helpers import script_module
+
+    row = script_module("reach").REACH["an op eager refuses on purpose (eager_rejects: bool minus bool, softmax of an "
+                                       "int, ...)"][1]
+    assert row(_rejects(sorted(WAYS)[0], "aot_eager")) and not row(program([("relu", ["x0"], {})], shape=["s0", 2]))
