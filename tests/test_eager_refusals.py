@@ -102,13 +102,17 @@ def test_drawn_backward_scatters_index_the_whole_dim():
     assert all(c.params["len"] == "dim" for c in calls)
 
 
+# The binary ops whose params have no empty default: one drawable value each.
+_PARAMS = {"foreach_pair": {"fn": "add", "dim": -1, "at": 1}, "lerp": {"w": 0.5}}
+
+
 @pytest.mark.parametrize("op", [o.name for o in OPS.family("binary")
                                 if o.grad and o.arity == 2 and "float32" in o.dtypes])
 def test_binary_ops_marked_differentiable_differentiate_in_eager(op):
     """floor_divide was marked differentiable, and backward programs drew it: "derivative for
     aten::floor_divide is not implemented"."""
     a, b = TensorInput(name="x0", shape=[3]), TensorInput(name="x1", shape=[3])
-    p = _prog([a, b], [(op, ["x0", "x1"], {})], {"s0": [1, 2, 3]}, backward=True)
+    p = _prog([a, b], [(op, ["x0", "x1"], _PARAMS.get(op, {}))], {"s0": [1, 2, 3]}, backward=True)
     typecheck(p)
     try:
         _runs_in_eager(p)
