@@ -230,8 +230,16 @@ def test_correct_backends_give_no_findings_over_150_cases(tmp_path, backend):
     summary, findings = _campaign(tmp_path, backend, seed=8, max_cases=150)
     assert summary["cases"] == 150
     assert not findings, [f["text"] for f in findings[:3]]
-    # >= 97% valid, besides the programs eager refuses on purpose (one in 32: strategies/programs.py CONTRACT_DRAWS)
-    assert summary["outcomes"].get("invalid", 0) <= 10
+    # >= 97% valid, besides the programs eager refuses on purpose (one in 32: strategies/programs.py CONTRACT_DRAWS),
+    # which are INVALID under a correct backend (both raise the same error)
+    from fuzz.campaign.driver import CampaignConfig as Config, campaign_strategy
+    from fuzz.campaign.generate import generate
+
+    drawn = list(generate(campaign_strategy(Config(backend=backend, seed=8)), seed_=8, count=150))
+    on_purpose = {i for i, p in enumerate(drawn) if any(c.op == "eager_rejects" for c in p.ops)}
+    cases = [json.loads(line) for line in open(tmp_path / "state" / "cases.jsonl")]
+    invalid = {c["i"] for c in cases if c.get("outcome") == "invalid"}
+    assert len(invalid - on_purpose) <= 4, (sorted(invalid), sorted(on_purpose))
 
 
 def test_a_campaign_reruns_a_finding_only_until_its_signature_held(tmp_path, monkeypatch):

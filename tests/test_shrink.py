@@ -68,8 +68,9 @@ def test_reflect_finding_shrinks_to_its_minimal_form():
 def test_relaxed_families_reach_the_minimal_form_from_a_mixed_program():
     # a value outcome's signature names the op families, so the pinned key keeps
     # one op per family; relax_families lets the other families go
+    # seed 4: a mixed program with a reflect finding (seed 7 has none in 100 since the error-parity share)
     p, v = first_finding(dict(backend=REFLECT, families=("pointwise", "binary", "pad", "view", "reduction")),
-                         seed=7, min_ops=4)  # a mixed program with a reflect finding (seed 4 before stop 37)
+                         seed=4, min_ops=4)
     key = signature(v, p).key
     assert "families: pad |" not in signature(v, p).text
     relaxed = shrink(p, key, time_budget=120, relax_families=True)

@@ -24,6 +24,9 @@ WAYS = {
     "out_of_range": "torch.full_like({x}, 300, dtype=torch.uint8).to({x}.dtype)",  # RuntimeError: overflow
 }
 CONTRACT_OPS = ("eager_rejects",)
+# What a report names each way by: the torch API whose contract it breaks.
+_API = {"bool_sub": "torch.sub", "bool_rsub": "torch.rsub", "bitwise_float": "torch.bitwise_and",
+        "softmax_int": "torch.softmax", "resample_empty": "F.interpolate", "out_of_range": "torch.full_like"}
 
 
 def _check(p) -> str | None:
@@ -37,6 +40,6 @@ OPS.add(OpSpec(
     check=lambda args, p: _check(p),
     infer=lambda args, p, out: _fresh(args[0], out),
     render=lambda n, p, i: WAYS[p["way"]].format(x=n[0]), grad=False,
-    api="", label_fn=lambda p: f"eager_rejects({p.get('way', '?')})",
+    api="", label_fn=lambda p: _API.get(p.get("way"), "torch.sub"),
     doc="an op contract eager enforces at every call, broken on purpose: a compiler must raise as eager does",
 ))

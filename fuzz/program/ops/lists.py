@@ -108,13 +108,13 @@ OPS.add(OpSpec(
     name="foreach", family="pointwise", arity=1, accepts=_numeric_ranked,
     params=lambda args: _scalar_params(args[0], False), check=lambda args, p: _scalar_check(args[0], p, False),
     infer=lambda args, p, out: _fresh(args[0], out, dtype=_result(args[0].dtype, p)), render=_render_out,
-    guards=lambda args, p: set(args[0].shape[p["dim"]].syms), api="torch._foreach_*", dtypes=_NUMERIC,
+    guards=lambda args, p: set(args[0].shape[p["dim"]].syms), api="torch._foreach_*", label_fn=lambda p: f"torch._foreach_{p.get('fn', 'add')}", dtypes=_NUMERIC,
     doc="a unary or scalar _foreach_ op (abs, neg, exp, sigmoid, sqrt; add, mul, sub, div, maximum) over the two "
         "tensor_split pieces of a value, cat back"))
 
 inplace("foreach_", _numeric_ranked, lambda args: _scalar_params(args[0], True),
         lambda args, p: _scalar_check(args[0], p, True), _render_in,
-        guards=lambda args, p: set(args[0].shape[p["dim"]].syms), api="torch._foreach_*_",
+        guards=lambda args, p: set(args[0].shape[p["dim"]].syms), api="torch._foreach_*_", label_fn=lambda p: f"torch._foreach_{p.get('fn', 'add')}_",
         doc="an in-place unary or scalar _foreach_ op over the two tensor_split pieces of a value")
 
 
@@ -174,12 +174,12 @@ OPS.add(OpSpec(
     infer=lambda args, p, out: _fresh(args[0], out, dtype=D.promote(args[0].dtype, args[1].dtype)),
     render=lambda n, p, i: f"torch.cat({_pair_call(n, p, False)}, dim={p['dim']})",
     guards=lambda args, p: {s for v in args for d in v.shape for s in d.syms},
-    operand=lambda chosen: chosen[0].shape, api="torch._foreach_*", dtypes=_NUMERIC,
+    operand=lambda chosen: chosen[0].shape, api="torch._foreach_*", label_fn=lambda p: f"torch._foreach_{p.get('fn', 'add')}", dtypes=_NUMERIC,
     doc="a _foreach_ op of two lists (add, mul, sub, maximum, lerp): the tensor_split pieces of two values of "
         "one shape, cat back"))
 
 inplace("foreach_pair_", _numeric_ranked, lambda args: _pair_params(args, True),
         lambda args, p: _pair_check(args, p, True), lambda n, p, i: ([_pair_call(n, p, True)], n[0]),
         pair=lambda a, b: _pair_fits(a, b, True),
-        guards=lambda args, p: {s for v in args for d in v.shape for s in d.syms}, api="torch._foreach_*_",
+        guards=lambda args, p: {s for v in args for d in v.shape for s in d.syms}, api="torch._foreach_*_", label_fn=lambda p: f"torch._foreach_{p.get('fn', 'add')}_",
         doc="an in-place _foreach_ op of two lists (add_, mul_, lerp_) over the pieces of two values of one shape")
