@@ -110,7 +110,7 @@ def test_follow_ups_are_computed_on_the_cluster_and_settle_as_without_ray(tmp_pa
     ref = reference(backend, 4, n, followups=True)
     st, corpus = tmp_path / "st", fresh_corpus(tmp_path, "c")
     run(run_cmd(st, corpus, n, backend, 4, ray=three_nodes.address, followups=True) + ["--no-wait"])
-    f = run([sys.executable, "-m", "fuzz", "followup", str(st), "--ray", three_nodes.address])
+    f = run([sys.executable, "-m", "fuzz", "followup", str(st), "--corpus", str(corpus), "--ray", three_nodes.address])
     assert "0 pending" in f.stdout, f.stdout[-3000:] + f.stderr[-3000:]
     log = open(st / "followup.log").read()
     assert "shrink of" in log and "triage of" in log and "computed on node" in log, log[-3000:]
