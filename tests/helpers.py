@@ -68,3 +68,16 @@ def run_standalone(path, env: dict, timeout: float = 600):
     if rc is None:
         raise subprocess.TimeoutExpired([str(path)], timeout)
     return subprocess.CompletedProcess([str(path)], rc, out, err)
+
+
+def run_cli(argv, capsys):
+    """(exit code, stdout, stderr) of `shapefuzz ARGV` run in this process."""
+    from fuzz.cli import main
+
+    capsys.readouterr()
+    try:
+        rc = main([str(a) for a in argv])
+    except SystemExit as e:
+        rc = e.code
+    out, err = capsys.readouterr()
+    return rc, out, err

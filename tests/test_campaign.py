@@ -28,16 +28,10 @@ def run_cmd(state, corpus, n, backend=PLANTED, workers="1", extra=("--no-shrink"
 
 def in_process(cmd, capsys):
     """(exit code, stdout, stderr) of a `python -m fuzz ...` command line run in this process."""
-    from fuzz.cli import main
+    from helpers import run_cli
 
     assert cmd[1:3] == ["-m", "fuzz"], cmd
-    capsys.readouterr()
-    try:
-        rc = main([str(a) for a in cmd[3:]])
-    except SystemExit as e:
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
+    return run_cli(cmd[3:], capsys)
 
 
 def default_sigint():

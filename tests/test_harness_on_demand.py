@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.cli import main as shapefuzz_main
 from fuzz.findings.store.corpus import Corpus
 from fuzz.findings.store.repro_files import check_repro
 from fuzz.findings.store.scripts import _digest, entry_repro, entry_repro_device, settled_scripts
@@ -18,20 +17,11 @@ from fuzz.findings.signature import minimal_signature, signature
 from fuzz.judge.backends import ALLOW_ENV
 from fuzz.judge.verdict import Outcome, Verdict
 
-from helpers import program
+from helpers import program, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 RELU = [("relu", ["x0"], {})]
 FAIL_LINE = "FAIL: compiled and eager disagree"  # the harness prints it; no short form or note does
-
-
-def run_cli(argv, capsys):
-    try:
-        rc = shapefuzz_main([str(a) for a in argv])
-    except SystemExit as e:
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def loop_entry(root):
