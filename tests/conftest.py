@@ -1,6 +1,8 @@
 import os
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
@@ -29,3 +31,31 @@ def pytest_collection_modifyitems(config, items):
     pytest-xdist's workers in this order, a run ends on short tests, not on one long test drawn last that
     keeps one worker busy while the other has nothing left (CI's `scripts/test.sh --all`)."""
     items.sort(key=lambda item: item.get_closest_marker("campaign") is None)  # stable: file order otherwise
+
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_zygote_per_test_process():
+    """One zygote for this test process (fuzz/judge/zygote.py), named to every standalone check, follow-up job
+    and command it starts: each in-process campaign's follow-ups and each test's repro checks would otherwise
+    start one of their own, or a fresh interpreter a script (3-5 CPU-seconds of importing torch each here).
+    A script the zygote cannot take (its environment differs in a variable read at import) runs fresh."""
+    from fuzz.judge import zygote
+
+    if os.environ.get("SHAPEFUZZ_NO_ZYGOTE") == "1":
+        yield
+        return
+    started = zygote.start_in_background(dict(os.environ, PYTHONPATH=ROOT))
+    yield
+    server = started.result(timeout=240)
+    if server is not None:
+        server.stop()
+
+
+@pytest.fixture(autouse=True)
+def followups_in_the_test_process(request, monkeypatch):
+    """A campaign run in the test's process runs its follow-up jobs there too, once its cases are done
+    (FollowUps.runs_here), unless the test is marked runner_process; a command the test starts is unchanged."""
+    from fuzz.campaign.followups.supervisor import FollowUps
+
+    monkeypatch.setattr(FollowUps, "runs_here", request.node.get_closest_marker("runner_process") is None)

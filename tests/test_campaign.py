@@ -144,6 +144,7 @@ def test_stats_on_a_missing_dir_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.campaign
+@pytest.mark.runner_process  # each job's home in the state dir is the runner process's
 def test_new_entries_are_shrunk_in_the_background_and_the_report_triages_them(tmp_path, capsys):
     """A campaign shrinks its new entries and defers their triage until a report asks for it
     (fuzz/findings/deferred_triage.py): no triage job runs, and `shapefuzz report ENTRY` triages first."""
@@ -172,8 +173,9 @@ def test_new_entries_are_shrunk_in_the_background_and_the_report_triages_them(tm
     assert rc == 0 and "triaging" not in err
 
 
+@pytest.mark.runner_process  # the supervisor kills a runner past its job's timeout
 def test_followup_jobs_run_in_order_and_are_bounded(tmp_path):
-    from fuzz.campaign.followups.runner import FollowUps
+    from fuzz.campaign.followups.supervisor import FollowUps
     from fuzz.findings.store.corpus import Corpus
     from fuzz.findings.signature import signature
     from fuzz.judge.verdict import Outcome, Stage, Verdict

@@ -70,6 +70,7 @@ def test_wind_down_once_due_stays_due_and_says_so_once(tmp_path):
 
 
 @pytest.mark.campaign
+@pytest.mark.runner_process  # the wind-down hands the follow-ups the CPUs while the cases still run
 def test_a_timed_campaign_stops_its_cases_early_and_gives_the_rest_to_its_followups(tmp_path, monkeypatch):
     """A 30-second campaign whose shrinks would take 10 s winds down 6 s before its
     end (LATEST_SHARE), runs a shrink after its last case, and returns at its

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 
 from fuzz.campaign.disk import DiskGovernor
 from fuzz.campaign.executor import open_executor
-from fuzz.campaign.followups.runner import FollowUps
+from fuzz.campaign.followups.supervisor import FollowUps
 from fuzz.campaign.recorder import Recorder
 from fuzz.campaign.sizing import drawing_processes, usable_cpus
 from fuzz.campaign.source import CaseSource, open_guide

@@ -27,7 +27,7 @@ def add_parser(subparsers):
 
 
 def cmd(args) -> int:
-    from fuzz.campaign.followups.runner import FollowUps
+    from fuzz.campaign.followups.supervisor import FollowUps
     from fuzz.campaign.state_files import other_corpus
 
     if not os.path.exists(os.path.join(args.state_dir, "config.json")):

@@ -240,6 +240,9 @@ class LocalRemote:
         self._zygote_started = True
         from fuzz.judge import zygote
 
+        if zygote.expected():  # one named by the process that started this one (a test session's): it serves
+            return  # here too, and a script whose environment it cannot take runs in a fresh process
+
         # the environment of its jobs and of the checks (checks_reuse_kernels), less what differs in LAZY
         zygote.start_in_background({**os.environ, **self._env})
 

@@ -34,7 +34,6 @@ import json
 import os
 import select
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -327,12 +326,13 @@ def _told_to_drain(timeout: float) -> bool:
 
 
 def run_pending(state_dir: str, corpus: str | None = None, *, linger: float = 0.0, max_jobs: int = RECYCLE_AFTER,
-                log=print, ray: str | None = None) -> int | None:
+                log=print, ray: str | None = None, told_to_drain=_told_to_drain) -> int | None:
     """The runner: run pending jobs in order until none is left (then wait up to
-    `linger` seconds for more, unless stdin ends), at most `max_jobs`. Returns
+    `linger` seconds for more, unless told to drain: by default, stdin ends), at most `max_jobs`. Returns
     how many ran; None at once when another runner holds the state dir.
     corpus: the corpus the jobs work on (default: the state dir's own, STATE/corpus).
-    ray: the address of a Ray cluster to compute the jobs on, several at once."""
+    ray: the address of a Ray cluster to compute the jobs on, several at once.
+    told_to_drain(timeout): whether to finish what is pending and go, waiting up to `timeout` seconds to know."""
     lock = _lock(state_dir)
     if lock is None:
         log("another follow-up runner holds this state dir")
@@ -362,7 +362,7 @@ def run_pending(state_dir: str, corpus: str | None = None, *, linger: float = 0.
             # a share of one job beside the cases (under 8 CPUs): one after another in this process, which
             # spares each job a process start; in parallel once the cases are done
             ran, drain_in_parallel = _one_at_a_time(jobs, linger=linger, max_jobs=max_jobs, log=log,
-                                                    switch=slots > 1)
+                                                    switch=slots > 1, told_to_drain=told_to_drain)
             if not drain_in_parallel:
                 lock.close()
                 return ran
@@ -376,13 +376,14 @@ def run_pending(state_dir: str, corpus: str | None = None, *, linger: float = 0.
 
     try:
         return ran + run_parallel(jobs, remote, linger=linger, max_jobs=max_jobs, log=log, run_job=run_job,
-                                  max_starts=MAX_STARTS, order=_FIRST, told_to_drain=_told_to_drain)
+                                  max_starts=MAX_STARTS, order=_FIRST, told_to_drain=told_to_drain)
     finally:
         remote.close()
         lock.close()
 
 
-def _one_at_a_time(jobs: JobLog, *, linger: float, max_jobs: int, log, switch: bool) -> tuple[int, bool]:
+def _one_at_a_time(jobs: JobLog, *, linger: float, max_jobs: int, log, switch: bool,
+                   told_to_drain) -> tuple[int, bool]:
     """Run pending jobs one at a time, in this process: beside a campaign's
     cases, follow-ups take one CPU. Returns (jobs run, whether to go on with
     several at once): with `switch`, once the cases are done (told to drain)
@@ -390,12 +391,12 @@ def _one_at_a_time(jobs: JobLog, *, linger: float, max_jobs: int, log, switch: b
     ran, idle_since, draining = 0, time.monotonic(), linger <= 0
     while ran < max_jobs:
         pending = jobs.refresh().pending()
-        if switch and len(pending) > 1 and (draining or _told_to_drain(0)):
+        if switch and len(pending) > 1 and (draining or told_to_drain(0)):
             return ran, True
         if not pending:
             if draining or time.monotonic() - idle_since > linger:
                 break
-            draining = _told_to_drain(0.5)
+            draining = told_to_drain(0.5)
             continue
         job = pending[0]
         from fuzz.campaign.followups.schedule import start
@@ -421,130 +422,6 @@ def _one_at_a_time(jobs: JobLog, *, linger: float, max_jobs: int, log, switch: b
             log("--- the follow-ups' caches are over their share of the cache limit: a fresh runner goes on")
             break
     return ran, False
-
-
-# -- the supervisor (in the campaign, or `shapefuzz followup`) ------------------------
-
-class FollowUps:
-    """Queues jobs and keeps one runner process on them, within their timeouts."""
-
-    def __init__(self, state_dir: str, corpus: str | None = None, ray: str | None = None, env: dict | None = None):
-        from fuzz.campaign.disk import followup_env
-        from fuzz.campaign.state_files import default_corpus, no_symlinked_dirs
-
-        no_symlinked_dirs(state_dir)  # before its caches and log are made there
-        self.state_dir = state_dir
-        self.corpus = os.path.abspath(corpus or default_corpus(state_dir))  # the runner is told it
-        # the runner's caches and scratch dir under the state dir (disk.py), and its share of the cache limit
-        self.env = env if env is not None else followup_env(state_dir, None)
-        self.ray = ray  # a Ray cluster's address: the runner computes the jobs there (and enforces their timeouts)
-        self.log = JobLog(state_dir).refresh()
-        self.log_path = os.path.join(state_dir, "followup.log")
-        self.proc: subprocess.Popen | None = None
-        self.draining = False
-        self._next_spawn = 0.0
-
-    def queue(self, entry: str, types, params: dict) -> None:
-        if types:
-            self.log.queue(entry, types, params)
-            self.poll()
-
-    def known(self, entry: str) -> bool:
-        return self.log.known(entry)
-
-    def counts(self) -> dict:
-        return self.log.refresh().counts()
-
-    @property
-    def pending(self) -> int:
-        return self.counts()["pending"]
-
-    def _jobs_of(self, pid: int | None) -> list[Job]:
-        """The jobs runner `pid` is running, as last read (a runner killed earlier left its jobs "started")."""
-        return [j for j in self.log.jobs.values() if j.state == "running" and j.pid == pid] if pid else []
-
-    def running(self) -> int:
-        """Jobs the current runner is running."""
-        return len(self._jobs_of(self.proc.pid if self.proc is not None else None))
-
-    def _running(self) -> Job | None:
-        return next(iter(self._jobs_of(self.proc.pid if self.proc is not None else None)), None)
-
-    def poll(self) -> None:
-        """Reap a runner that ended, fail a job past its timeout, start a runner when work waits."""
-        self.log.refresh()
-        if self.proc is not None and self.proc.poll() is not None:
-            if self.proc.returncode == BUSY:  # another runner (another supervisor) has them: look again later
-                self._next_spawn = time.monotonic() + 10.0
-            self.proc = None
-        if self.proc is not None and self.ray is None:
-            job = self._running()
-            # past the job's own limit and a grace: a runner with several jobs at once times them out itself
-            if job is not None and time.time() - job.started_at > job.timeout() + TIMEOUT_GRACE:
-                self._kill()
-                self.log.append(job.id, "failed", detail=f"timed out after {job.timeout():.0f} s")
-        if self.proc is None and self.log.pending() and time.monotonic() >= self._next_spawn:
-            self._spawn()
-
-    def _spawn(self) -> None:
-        self._next_spawn = time.monotonic() + 1.0
-        from fuzz.files import open_regular
-
-        with os.fdopen(open_regular(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "fuzz.campaign.followups.runner", self.state_dir, "--corpus", self.corpus]
-                + ([] if self.draining else ["--linger", str(LINGER)]) + (["--ray", self.ray] if self.ray else []),
-                stdin=subprocess.DEVNULL if self.draining else subprocess.PIPE, stdout=out,
-                stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **self.env})
-
-    def _kill(self) -> None:
-        if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            self.proc.wait()
-            self.proc = None
-
-    def drain(self) -> None:
-        """From now on the runner runs jobs on every slot, and exits once none is pending."""
-        self.draining = True
-        if self.proc is not None and self.proc.stdin is not None and not self.proc.stdin.closed:
-            self.proc.stdin.close()  # the runner finishes what is pending, then exits
-
-    def finish(self, note=None, every: float = 30.0, until: float | None = None) -> dict:
-        """Run every pending job (each within its timeout), or those that finish
-        before the time.monotonic() deadline `until` (then stop() the rest); returns the counts."""
-        self.drain()
-        last = 0.0
-        while True:
-            if until is not None and time.monotonic() >= until:  # before poll(), which may start a runner
-                self.stop()
-                return self.log.refresh().counts()
-            self.poll()
-            c = self.log.counts()
-            if not c["pending"] and self.proc is None:
-                return c
-            if note and c["pending"] and time.monotonic() - last >= every:
-                last = time.monotonic()
-                job = self._running()
-                note(f"follow-ups: {c['pending']} pending, {c['done']} done, {c['failed']} failed"
-                     + (f"; running {job.id}" if job else "") + f" (log {self.log_path})")
-            if self.proc is not None:
-                try:
-                    self.proc.wait(timeout=0.5)
-                except subprocess.TimeoutExpired:
-                    pass
-            else:
-                time.sleep(0.5)
-
-    def stop(self) -> None:
-        """Stop the runner now (Ctrl-C, or leaving the rest for later): its job goes back to the queue."""
-        pid = self.proc.pid if self.proc is not None else None
-        self._kill()  # first: a job it starts while we read the log would be left "started" (a crash, to the log)
-        self.log.refresh()
-        for job in self._jobs_of(pid):  # one, or with a Ray cluster several
-            self.log.append(job.id, "aborted")
 
 
 def main(argv=None) -> int:
