@@ -191,7 +191,7 @@ def test_no_module_runs_a_file_it_reads_from_a_corpus():
     tool on its own output. A new module that does fails this until it is looked at."""
     import re
 
-    reviewed = {"fuzz/campaign/followups/runner.py", "fuzz/campaign/cluster/node.py", "fuzz/program/interp.py",
+    reviewed = {"fuzz/campaign/followups/supervisor.py", "fuzz/campaign/cluster/node.py", "fuzz/program/interp.py",
                 "fuzz/program/short_repro.py", "fuzz/findings/replay.py", "fuzz/findings/report/issue.py",
                 "fuzz/findings/sanitizer.py", "fuzz/findings/report/trace.py", "fuzz/findings/status/versions.py",
                 "fuzz/findings/store/corpus.py", "fuzz/findings/standalone.py", "fuzz/judge/steps.py",

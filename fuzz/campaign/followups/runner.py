@@ -383,7 +383,7 @@ def run_pending(state_dir: str, corpus: str | None = None, *, linger: float = 0.
 
 
 def _one_at_a_time(jobs: JobLog, *, linger: float, max_jobs: int, log, switch: bool,
-                   told_to_drain) -> tuple[int, bool]:
+                   told_to_drain=_told_to_drain) -> tuple[int, bool]:
     """Run pending jobs one at a time, in this process: beside a campaign's
     cases, follow-ups take one CPU. Returns (jobs run, whether to go on with
     several at once): with `switch`, once the cases are done (told to drain)
