@@ -32,9 +32,11 @@ import time
 ENV = "SHAPEFUZZ_ZYGOTE"  # the server's socket path, for the processes under the runner that started it
 PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx")
 # read when a compile needs them, not at import: a script may differ from the server in these
-# (pytest names the running test in PYTEST_CURRENT_TEST: repros run as tests, and the test suite's own checks)
+# (pytest names the running test in PYTEST_CURRENT_TEST: repros run as tests, and the test suite's own checks;
+# Inductor sets _TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR in a process that loaded a compiled C++ module, and sets
+# it again before each load: a process that compiled hands it on to every script it starts)
 LAZY = frozenset({"TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TMPDIR", "PYTHONPATH", "PYTHONUNBUFFERED",
-                  "PWD", "OLDPWD", "PYTEST_CURRENT_TEST", ENV})
+                  "PWD", "OLDPWD", "PYTEST_CURRENT_TEST", "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR", ENV})
 # read at import, but set again in the child from its environment (_reapply), where the script's names them
 REAPPLIED = frozenset({"TORCHINDUCTOR_COMPILE_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"})
 _MAX_REQUEST = 1 << 20
