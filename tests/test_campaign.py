@@ -64,11 +64,12 @@ def fresh_corpus(tmp_path, name):
 
 
 @pytest.mark.campaign
-def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path):
+def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path, capsys):
     n = 24  # killed after 12
     ref_state, ref_corpus = tmp_path / "ref", fresh_corpus(tmp_path, "ref_corpus")
-    r = subprocess.run(run_cmd(ref_state, ref_corpus, n), env=env(), capture_output=True, text=True, timeout=900)
-    assert r.returncode == 1, r.stderr[-2000:]
+    # the uninterrupted run and the resume in this process; the run killed is a command of its own
+    rc, _, err = in_process(run_cmd(ref_state, ref_corpus, n), capsys)
+    assert rc == 1, err[-2000:]
     ref_findings = {(f["i"], f["key"]) for f in lines(ref_state / "findings.jsonl")}
     assert ref_findings
 
@@ -83,8 +84,8 @@ def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path):
     killed_at = len(lines(state / "cases.jsonl"))
     assert 12 <= killed_at < n
 
-    r = subprocess.run(run_cmd(state, corpus, n), env=env(), capture_output=True, text=True, timeout=900)
-    assert r.returncode in (0, 1), r.stderr[-2000:]
+    rc, _, err = in_process(run_cmd(state, corpus, n), capsys)
+    assert rc in (0, 1), err[-2000:]
     cases = [c["i"] for c in lines(state / "cases.jsonl")]
     assert sorted(cases) == list(range(n)), "every case judged exactly once"
     findings = [(f["i"], f["key"]) for f in lines(state / "findings.jsonl")]
@@ -557,19 +558,17 @@ def test_one_planted_bug_gives_one_entry(tmp_path, name, capsys):
 
 
 @pytest.mark.campaign
-def test_no_wait_leaves_followups_pending_and_followup_finishes_them(tmp_path):
+def test_no_wait_leaves_followups_pending_and_followup_finishes_them(tmp_path, capsys):
     state, corpus = tmp_path / "st", fresh_corpus(tmp_path, "corpus")
     cmd = run_cmd(state, corpus, 12, workers="0", extra=("--no-wait",))
-    r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=900)
-    assert r.returncode == 1, r.stderr[-2000:]
+    rc, out, err = in_process(cmd, capsys)
+    assert rc == 1, err[-2000:]
     pending = json.load(open(state / "state.json"))["followups"]["pending"]
-    line = re.search(rf"{pending} follow-ups? pending .*shapefuzz followup {state} --corpus {corpus}", r.stdout)
-    assert pending > 0 and line, r.stdout[-2000:]
-    assert r.stdout.index("distinct bugs") < line.start()  # the summary first
-    f = subprocess.run([sys.executable, "-m", "fuzz", "followup", str(state), "--corpus", str(corpus)], env=env(),
-                       capture_output=True,
-                       text=True, timeout=900)
-    assert f.returncode == 0 and "0 pending" in f.stdout, f.stdout[-2000:] + f.stderr[-2000:]
+    line = re.search(rf"{pending} follow-ups? pending .*shapefuzz followup {state} --corpus {corpus}", out)
+    assert pending > 0 and line, out[-2000:]
+    assert out.index("distinct bugs") < line.start()  # the summary first
+    rc, out, err = in_process([sys.executable, "-m", "fuzz", "followup", str(state), "--corpus", str(corpus)], capsys)
+    assert rc == 0 and "0 pending" in out, out[-2000:] + err[-2000:]
     assert len(assert_settled(corpus, state, "corrupt_large")) == 1
     from fuzz.campaign.sizing import usable_cpus
 
@@ -592,7 +591,7 @@ def test_no_wait_leaves_followups_pending_and_followup_finishes_them(tmp_path):
 
 @pytest.mark.campaign
 @pytest.mark.parametrize("kill_at", ["cases", "followups"])
-def test_sigkill_anywhere_then_rerun_settles_every_entry_once(tmp_path, kill_at):
+def test_sigkill_anywhere_then_rerun_settles_every_entry_once(tmp_path, kill_at, capsys):
     """corrupt_large, seed 4: five new entries in the first 12 cases, 18 in 40. Killed after 15 of
     40 cases, or once 12 cases are done while the first entry's shrink still runs."""
     n = 40 if kill_at == "cases" else 12
@@ -621,8 +620,8 @@ def test_sigkill_anywhere_then_rerun_settles_every_entry_once(tmp_path, kill_at)
     cut = in_flight()
     assert cut or kill_at == "cases"
     assert len(lines(state / "cases.jsonl")) < n or kill_at == "followups"
-    r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=900)
-    assert r.returncode in (0, 1), r.stderr[-2000:]
+    rc, _, err = in_process(cmd, capsys)  # the rerun: what the kill left is the test, not the process it runs in
+    assert rc in (0, 1), err[-2000:]
     assert sorted(c["i"] for c in lines(state / "cases.jsonl")) == list(range(n))
     entries = assert_settled(corpus, state, "corrupt_large")
     assert len(entries) == 1, entries
