@@ -33,7 +33,6 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.get_closest_marker("campaign") is None)  # stable: file order otherwise
 
 
-
 @pytest.fixture(scope="session", autouse=True)
 def one_zygote_per_test_process():
     """One zygote for this test process (fuzz/judge/zygote.py), named to every standalone check, follow-up job

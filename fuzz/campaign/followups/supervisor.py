@@ -78,18 +78,22 @@ class FollowUps:
             if job is not None and time.time() - job.started_at > job.timeout() + TIMEOUT_GRACE:
                 self._kill()
                 self.log.append(job.id, "failed", detail=f"timed out after {job.timeout():.0f} s")
-        if self.proc is None and self.log.pending() and time.monotonic() >= self._next_spawn and not self._here_later():
+        if self.proc is None and not self._here_later() and self.log.pending() and time.monotonic() >= self._next_spawn:
             self._spawn()
 
     def _here_later(self) -> bool:
         """Whether the jobs wait for finish() to run them in this process (runs_here; a Ray runner never does)."""
         return self.runs_here and self.ray is None
 
-    def _spawn(self) -> None:
-        self._next_spawn = time.monotonic() + 1.0
+    def _open_log(self):
+        """The runner's log (followup.log), for appending: a regular file only."""
         from fuzz.files import open_regular
 
-        with os.fdopen(open_regular(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a") as out:
+        return os.fdopen(open_regular(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a")
+
+    def _spawn(self) -> None:
+        self._next_spawn = time.monotonic() + 1.0
+        with self._open_log() as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "fuzz.campaign.followups.runner", self.state_dir, "--corpus", self.corpus]
                 + ([] if self.draining else ["--linger", str(LINGER)]) + (["--ray", self.ray] if self.ray else []),
@@ -143,10 +147,8 @@ class FollowUps:
 
     def _finish_here(self) -> dict:
         """finish() with the runner's loop in this process, its lines in the runner's log."""
-        from fuzz.files import open_regular
-
         self.here = True  # until it returns: a Ctrl-C's stop() then puts the job running here back in the queue
-        with os.fdopen(open_regular(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a") as out:
+        with self._open_log() as out:
             def log(line: str) -> None:
                 out.write(line + "\n")
                 out.flush()
