@@ -15,10 +15,13 @@ from fuzz.judge.isolated import run_script
 @pytest.fixture(scope="module")
 def server():
     # pytest names the running test in the environment: neither the server nor a test's scripts have it
+    session = os.environ.get(zygote.ENV)  # the test process's own (tests/conftest.py): named again after
     z = zygote.start({k: v for k, v in os.environ.items() if k != PYTEST_VAR})
     assert z is not None, "the zygote did not come up"
     yield z
     z.stop()
+    if session:
+        os.environ[zygote.ENV] = session
     assert not os.path.exists(os.path.dirname(z.path))  # nothing left in TMPDIR
 
 
@@ -146,3 +149,17 @@ def test_a_script_asked_for_while_the_zygote_starts_waits_for_it(tmp_path, monke
         server.stop()
     assert got is not None and got[0] == 5, got
     assert not zygote.expected()
+
+
+def test_a_process_that_compiled_is_one_its_zygote_still_takes(monkeypatch, tmp_path):
+    """Loading an Inductor-compiled C++ module sets a variable in the environment (set again before each
+    load): a process that compiled once must not differ from its zygote for it, or all its scripts run fresh."""
+    import torch
+
+    monkeypatch.delenv("_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR", raising=False)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    before = dict(os.environ)
+    torch._dynamo.reset()
+    torch.compile(lambda x: (x * 2).relu(), backend="inductor")(torch.randn(8))
+    assert dict(os.environ) != before  # the compile did set something
+    assert zygote.differing(before, dict(os.environ)) == []
