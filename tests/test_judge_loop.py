@@ -298,3 +298,27 @@ def test_a_case_stops_calling_once_its_schedule_compiled_max_graphs(monkeypatch)
     monkeypatch.setattr(loop, "MAX_GRAPHS", None)
     v = runner.run_case(p, rerun=False)
     assert v.outcome is Outcome.DIVERGENCE and v.call == 4 and v.recompiles == 5
+
+
+# one wrong output of each kind compare_tensor tells apart: another shape, dtype, type, NaN where eager has
+# none, other values
+WRONG_OUTPUTS = {"shape": lambda t: t[:1], "dtype": lambda t: t.double(), "type": lambda t: 1.0,
+                 "nonfinite": lambda t: t * float("nan"), "values": lambda t: t + 1}
+
+
+@pytest.mark.parametrize("kind", sorted(WRONG_OUTPUTS))
+def test_every_mismatch_either_judge_makes_is_a_verdict_the_corpus_loads(kind):
+    """A verdict is written to verdict.json and read back under the corpus schema by every later step (shrink,
+    replay, report): a shape mismatch of a step program kept its shapes as lists there, and its entry's shrink
+    failed on reading it. Both judges, each kind of mismatch."""
+    from fuzz.findings.store.corpus_files import violation
+    from fuzz.judge.steps import judge
+
+    wrong = WRONG_OUTPUTS[kind]
+    p = program(RELU, sizes={"s0": [3, 5, 12]})
+    _, compiled = judged(p, lambda f: (lambda x: (wrong(f(x)[0]),)))
+    want = torch.ones(2, 3)
+    stepped = judge([("t0", want)], None, [("t0", wrong(want))], None, {"compiles": 1})
+    for v in (compiled, stepped):
+        assert v.is_finding and v.stage is not None, v.summary()
+        assert violation(v.to_dict(), "verdict.json") is None, (v.numbers, violation(v.to_dict(), "verdict.json"))

@@ -19,7 +19,7 @@ from fuzz.judge import by_design, expected, loop
 from fuzz.judge.backends import compile_program
 from fuzz.judge.compare import compare_outputs, indices_agree, value_agrees
 from fuzz.judge.poison import judge_twice
-from fuzz.judge.verdict import COMPARE_OUTCOME, Outcome, Stage, Verdict, error_verdict, exception_chain
+from fuzz.judge.verdict import COMPARE_OUTCOME, Outcome, Stage, Verdict, error_verdict, exception_chain, scalar_numbers
 from fuzz.program.interp import load
 from fuzz.program.ir import Program, ProgramError
 from fuzz.program.typecheck import typecheck
@@ -139,7 +139,7 @@ def _verdict(p: Program, r: dict) -> Verdict:
         name = p.inputs[i].name if 0 <= i < len(p.inputs) else "inputs"
         return Verdict(outcome=COMPARE_OUTCOME[kind] if kind != "values" else Outcome.GRADIENT, stage=Stage.COMPARE,
                        where=f"gradient of {name}", message=f"{kind} mismatch of a gradient: {detail}"
-                       if kind != "values" else "", numbers=_numbers(detail), call=at["call"], sizes=at["sizes"])
+                       if kind != "values" else "", numbers=scalar_numbers(detail), call=at["call"], sizes=at["sizes"])
     if status == loop.RECOMPILE:
         before, after = r["graphs"]
         return Verdict(outcome=Outcome.RECOMPILE, stage=Stage.COMPILE, where="graphs",
@@ -151,14 +151,14 @@ def _verdict(p: Program, r: dict) -> Verdict:
     if r["bad_outputs"] and not stray:
         i, kind, detail = r["bad_outputs"][0]
         where = f"output {i} ({p.outputs[i]})" if 0 <= i < len(p.outputs) else "outputs"
-        numbers = _numbers(detail)
+        numbers = scalar_numbers(detail)
         if _aliases_a_bad_input(r, i):  # the output is a mutated input's storage: the same mismatch, seen twice
             numbers["input_alias"] = 1
         message = "; ".join(([f"{kind} mismatch: {detail}"] if kind != "values" else []) + _edge_note(p, r))
         return Verdict(outcome=COMPARE_OUTCOME[kind], stage=Stage.COMPARE, where=where, message=message,
                        numbers=numbers, **at)
     i, kind, detail = (stray or r["bad_inputs"])[0]
-    numbers = _numbers(detail)
+    numbers = scalar_numbers(detail)
     if r["bad_outputs"]:
         numbers["outputs_too"] = len(r["bad_outputs"])
     return Verdict(outcome=Outcome.INPUT_MUTATION, stage=Stage.COMPARE, where=f"input {p.inputs[i].name}",
@@ -253,10 +253,6 @@ def _aliases_a_bad_input(r: dict, i: int) -> bool:
     bad = {j for j, _, _ in r["bad_inputs"]}
     return bool(ptr) and any(j < len(inputs) and getattr(inputs[j], "numel", lambda: 0)()
                              and inputs[j].untyped_storage().data_ptr() == ptr for j in bad)
-
-
-def _numbers(detail: dict) -> dict:
-    return {k: v for k, v in detail.items() if isinstance(v, (int, float))}
 
 
 def run_case(p: Program, *, rerun: bool = True, check_strides: bool = True, check_recompiles: bool = True,

@@ -36,7 +36,7 @@ import warnings
 from pathlib import Path
 
 from fuzz.judge.compare import compare_tensor
-from fuzz.judge.verdict import COMPARE_OUTCOME, Outcome, Stage, Verdict, error_verdict
+from fuzz.judge.verdict import COMPARE_OUTCOME, Outcome, Stage, Verdict, error_verdict, scalar_numbers
 from fuzz.judge.xla_audit import KNOWN_COLLISION, HashAudit, known_issue  # noqa: F401 - known_issue is re-exported
 from fuzz.program.step_codegen import module_source
 from fuzz.program.step_ir import StepProgram
@@ -178,7 +178,7 @@ def judge(expected, ref64, actual, xla_error, numbers: dict) -> Verdict:
             kind, detail = bad
             return Verdict(outcome=COMPARE_OUTCOME[kind], stage=Stage.COMPARE,
                            where=f"observation {i} {label}", message=f"{kind} mismatch",
-                           numbers={"observation": i, **detail, **numbers})
+                           numbers={"observation": i, **scalar_numbers(detail), **numbers})
     if xla_error is not None:
         return error_verdict(Outcome.COMPILED_ERROR, xla_error, stage=Stage.EXECUTE,
                              where=f"after observation {len(actual) - 1}", numbers=numbers)

@@ -46,6 +46,12 @@ class Stage(str, Enum):
     PROCESS = "process"  # the worker process crashed or hung
 
 
+def scalar_numbers(detail: dict) -> dict:
+    """What a verdict keeps of a comparison's detail: its numbers. A shape, a dtype or a repr there is told by
+    the verdict's message; corpus files hold only numbers (and short texts) under `numbers`."""
+    return {k: v for k, v in detail.items() if isinstance(v, (int, float))}
+
+
 @dataclass
 class Verdict:
     outcome: Outcome
