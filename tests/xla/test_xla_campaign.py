@@ -42,13 +42,15 @@ def test_campaign_with_a_planted_fault_records_shrinks_and_replays(tmp_path):
     the campaign, recorded as a step-program entry whose repro runs standalone,
     shrunk in the background with its signature pinned."""
     corpus, state = tmp_path / "corpus", tmp_path / "state"
-    r = shapefuzz("run", "--backend", "xla", "--max-cases", "12", "--seed", "3", "--state", str(state),
-                  "--corpus", str(corpus), "--workers", "1", "--shrink-budget", "40", "--json",
+    # seed 3: one finding in 5 cases (case 2, whose block reuses a compiled executable); its shrink judges
+    # each candidate that fails in a fresh process (seconds each: torch_xla's import), so one entry, 20 s
+    r = shapefuzz("run", "--backend", "xla", "--max-cases", "5", "--seed", "3", "--state", str(state),
+                  "--corpus", str(corpus), "--workers", "1", "--shrink-budget", "20", "--json",
                   env={"SHAPEFUZZ_XLA_FAULT": "stale-after-sync"})
     assert r.returncode == 1, r.stderr[-3000:]  # new findings
     summary = json.loads(r.stdout[r.stdout.index("{"):])
-    assert summary["cases"] == 12 and sum(summary["findings_new"].values()) >= 1
-    assert 0 < summary["cache_hits"] <= 12  # repeated blocks reuse compiled executables
+    assert summary["cases"] == 5 and sum(summary["findings_new"].values()) >= 1
+    assert 0 < summary["cache_hits"] <= 5  # repeated blocks reuse compiled executables
     entries = list(Corpus(corpus).entries())
     assert entries and all(isinstance(e.program, StepProgram) for e in entries)
     for e in entries:
