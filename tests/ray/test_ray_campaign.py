@@ -136,6 +136,7 @@ def test_the_driver_killed_mid_campaign_resumes_with_the_same_command(tmp_path, 
     proc.wait()
     killed_at = len(lines(st / "cases.jsonl"))
     assert killed_at < N
+    ref = reference(PLANTED, PLANTED_SEED, N_KILL)  # while Ray ends the dead driver's actors (seconds)
     deadline = time.time() + 60
     while _titled("ray::NodeJudge") and time.time() < deadline:
         time.sleep(0.5)
@@ -145,7 +146,6 @@ def test_the_driver_killed_mid_campaign_resumes_with_the_same_command(tmp_path, 
     assert sorted(cases) == list(range(N)), "every case judged exactly once over the two sessions"
     got = [(f["i"], f["key"]) for f in lines(st / "findings.jsonl")]
     assert len(got) == len(set(got)), "no finding recorded twice"
-    ref = reference(PLANTED, PLANTED_SEED, N_KILL)
     assert set(got) == findings(ref, N) and got, "the findings of the run without Ray"
     assert outcomes(st) == outcomes(ref, N)
 
@@ -227,7 +227,6 @@ def test_a_worker_node_killed_mid_campaign_loses_nothing(tmp_path, three_nodes, 
     assert sorted(cases) == list(range(N_KILL)), "every case judged exactly once"
     got = [(f["i"], f["key"]) for f in lines(st / "findings.jsonl")]
     assert len(got) == len(set(got)), "no finding recorded twice"
-    ref = reference(PLANTED, PLANTED_SEED, N_KILL)
     assert set(got) == findings(ref) and got, "no finding lost"
     assert outcomes(st) == outcomes(ref)
     assert f"{victim} lost" in out and "go to another node" in out, out[-4000:]
