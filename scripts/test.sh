@@ -12,4 +12,4 @@ case "${1:-}" in
   --all) select=(); shift;;
 esac
 bash scripts/setup.sh
-exec .venv/bin/python -m pytest -q -n "${SHAPEFUZZ_TEST_WORKERS:-auto}" --durations=25 "${select[@]}" "$@"
+exec .venv/bin/python -m pytest -q -n "${SHAPEFUZZ_TEST_WORKERS:-auto}" --dist loadgroup --durations=25 "${select[@]}" "$@"

@@ -21,12 +21,18 @@ N = 400
 _cache = {}
 
 
+# The tests that read corpus_of_draws() run in one pytest-xdist worker (scripts/test.sh's --dist loadgroup):
+# each worker would draw the 400 programs again, 10-15 CPU-s.
+BLIND_DRAWS = pytest.mark.xdist_group("blind_draws")
+
+
 def corpus_of_draws():
     if "p" not in _cache:
         _cache["p"] = draw_programs(N, seed=11)
     return _cache["p"]
 
 
+@BLIND_DRAWS
 def test_eager_accepts_generated_programs():
     """Programs are valid by construction: eager runs >= 97% of them at every call,
     and each output has the dtype and rank the generator inferred for it (a value
@@ -232,6 +238,7 @@ def test_a_float_kept_as_an_integer_reads_an_inputs_bits_also_in_the_float64_ref
                               inputs=[x0]))
 
 
+@BLIND_DRAWS
 def test_every_op_mode_and_marking_appears_and_every_op_is_reachable():
     """Blind draws (the 400 programs the eager test runs) hold every family, marking, layout, dtype and
     `dynamic`; `shapefuzz run`'s default draws (pair-aimed) hold 95% of the ops in 200 programs, and each other
@@ -384,7 +391,7 @@ def test_cuda_modes_and_flags_are_drawn_by_their_weights():
     flag in about one case of four; a menu of one mode draws it alone."""
     from strategies.settings import OPTIONS_CUDA, MODES_CUDA
 
-    progs = draw_programs(400, seed=3, device="cuda", modes=MODES_CUDA, options_menu=OPTIONS_CUDA)
+    progs = draw_programs(200, seed=3, device="cuda", modes=MODES_CUDA, options_menu=OPTIONS_CUDA)
     modes = collections.Counter(p.settings.mode for p in progs)
     assert set(modes) == set(MODES_CUDA), modes
     assert modes[None] > len(progs) / 2 and modes["max-autotune"] < len(progs) / 5, modes
