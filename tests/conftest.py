@@ -33,6 +33,22 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.get_closest_marker("campaign") is None)  # stable: file order otherwise
 
 
+def pytest_itemcollected(item):
+    """The tests of a module that share a module-scoped fixture run in one worker (an xdist_group, which
+    scripts/test.sh's --dist loadgroup keeps together): each worker would build the fixture again (replay's
+    corpus of five entries, 24 s, was built twice). Marked as each test is collected: pytest-xdist reads the
+    groups in its own pytest_collection_modifyitems."""
+    if _shares_a_module_fixture(item):
+        item.add_marker(pytest.mark.xdist_group(f"module-fixture:{item.module.__name__}"))
+
+
+def _shares_a_module_fixture(item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None or getattr(item, "module", None) is None:
+        return False
+    return any(defs[-1].scope in ("module", "class", "package") for defs in info.name2fixturedefs.values())
+
+
 @pytest.fixture(scope="session", autouse=True)
 def one_zygote_per_test_process():
     """One zygote for this test process (fuzz/judge/zygote.py), named to every standalone check, follow-up job
