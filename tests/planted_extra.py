@@ -93,6 +93,14 @@ def disk_full_while_marked(gm, example_inputs):
     return run
 
 
+def tells_its_frozen_heap(gm, example_inputs):
+    """Raises with the number of objects the worker froze out of its collections (fuzz/heap.py): a compile
+    error whose message the test reads."""
+    import gc
+
+    raise RuntimeError(f"frozen objects: {gc.get_freeze_count()}")
+
+
 def slow_first_compile(gm, example_inputs):
     """The first compile on this machine runs for an hour, as a cold pool's first compile (Inductor's
     precompiled C++ header made in it) can run past the time limit on a loaded machine: while the file

@@ -194,6 +194,9 @@ def test_a_hang_in_a_cold_campaign_pool_is_judged_once_more_before_it_counts(tmp
         assert "judging it once more" in note and "load average" in note and "10 s" in note
         _, v, _ = judge(pool, relu("fuzz.judge.faults:hang"), timeout=3)  # warm now: a hang is a hang
         assert v["outcome"] == "hang" and pool.restarts["cold-hang"] == 1 and pool.restarts["hang"] == 1
+        # the worker froze what its imports and warm-up left (fuzz/heap.py) before its first case
+        _, v, _ = judge(pool, relu("tests.planted_extra:tells_its_frozen_heap"))
+        assert v["outcome"] == "compiled-only-error" and int(v["message"].split(": ")[-1]) > 100_000, v
 
 
 def test_a_cold_hang_is_judged_again_once_per_case_and_per_worker_until_a_case_is_answered():

@@ -163,3 +163,15 @@ def test_a_process_that_compiled_is_one_its_zygote_still_takes(monkeypatch, tmp_
     torch.compile(lambda x: (x * 2).relu(), backend="inductor")(torch.randn(8))
     assert dict(os.environ) != before  # the compile did set something
     assert zygote.differing(before, dict(os.environ)) == []
+
+
+def test_a_child_starts_with_the_imports_frozen_out_of_its_collections(in_zygote):
+    """fuzz/heap.py: the server freezes what its imports left before it forks, so a child's collections walk
+    only what the script allocates (a fresh process, as the comparison, has nothing frozen)."""
+    unnamed(in_zygote)
+    src = "import gc\nprint(gc.get_freeze_count())\nraise SystemExit(1)\n"
+    rc, out, _ = run_script(src, timeout=120, accept=lambda *a: True)
+    assert rc == 1 and int(out.split()[-1]) > 100_000, out
+    in_zygote.delenv(zygote.ENV)
+    rc, out, _ = run_script(src, timeout=120)
+    assert rc == 1 and int(out.split()[-1]) == 0, out

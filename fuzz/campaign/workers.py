@@ -79,6 +79,9 @@ def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: boo
     else:
         prepare, evaluate = kind.prepare_worker, kind.evaluate
     prepare()
+    from fuzz import heap
+
+    heap.freeze_imports()  # what torch's imports and the warm-up left: no case's collections walk it again
     from fuzz.judge import coverage
 
     coverage.start_if_asked()  # after prepare: its imports and warm-up are no case's lines

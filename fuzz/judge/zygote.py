@@ -75,6 +75,9 @@ def serve(path: str) -> None:
     for name in PRELOAD:
         __import__(name)
     del os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"]
+    from fuzz import heap
+
+    heap.freeze_imports()  # every child starts with the imports out of its collections' way
     base = dict(os.environ)  # after the imports: what they set, every child has too
     parent = os.getppid()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
