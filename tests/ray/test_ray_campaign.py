@@ -227,6 +227,7 @@ def test_a_worker_node_killed_mid_campaign_loses_nothing(tmp_path, three_nodes, 
     assert sorted(cases) == list(range(N_KILL)), "every case judged exactly once"
     got = [(f["i"], f["key"]) for f in lines(st / "findings.jsonl")]
     assert len(got) == len(set(got)), "no finding recorded twice"
+    ref = reference(PLANTED, PLANTED_SEED, N_KILL)  # the driver-kill test's, where it ran first
     assert set(got) == findings(ref) and got, "no finding lost"
     assert outcomes(st) == outcomes(ref)
     assert f"{victim} lost" in out and "go to another node" in out, out[-4000:]
