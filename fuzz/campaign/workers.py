@@ -1,13 +1,11 @@
 """A pool of persistent, sandboxed worker processes that judge cases.
 
-Each worker is a spawned process (never forked: the parent may hold a CUDA
-context) that receives program dicts over a pipe and answers with verdict
-dicts from fuzz.judge.runner.run_case. The parent is single-threaded: it waits on
-every worker's pipe and process sentinel at once, so a worker that dies
-(signal, OOM killer) or passes its per-case deadline is noticed at once,
-turned into a CRASH or HANG verdict with the tail of its stderr, and replaced.
-A worker is also replaced after an error that poisons its process (CUDA) and
-after `recycle_after` cases (memory growth).
+Each worker is a spawned process (never forked: the parent may hold a CUDA context) that receives program
+dicts over a pipe and answers with verdict dicts from fuzz.judge.runner.run_case. The parent is
+single-threaded: it waits on every worker's pipe and process sentinel at once, so a worker that dies (signal,
+OOM killer) or passes its per-case deadline is noticed at once, turned into a CRASH or HANG verdict with the
+tail of its stderr, and replaced. A worker is also replaced after an error that poisons its process (CUDA)
+and after `recycle_after` cases (memory growth).
 
 A finding is rerun to tell a flaky one from a bug, unless its signature
 is one the caller put in `confirmed` (a campaign: one that held before).
@@ -80,14 +78,13 @@ def _worker_main(conn, env: dict, log_path: str, rerun: bool, check_strides: boo
         prepare, evaluate = kind.prepare_worker, kind.evaluate
     prepare()
     from fuzz import heap
-
-    heap.freeze_imports()  # what torch's imports and the warm-up left: no case's collections walk it again
+    from fuzz.campaign.disk import cache_bytes
     from fuzz.judge import coverage
 
+    heap.freeze_imports()  # what torch's imports and the warm-up left: no case's collections walk it again
     coverage.start_if_asked()  # after prepare: its imports and warm-up are no case's lines
     coverage.take()
     share = int(env["SHAPEFUZZ_CACHE_SHARE"]) if env.get("SHAPEFUZZ_CACHE_SHARE") else None
-    from fuzz.campaign.disk import cache_bytes
     conn.send(("ready", os.getpid()))
     while True:
         try:
