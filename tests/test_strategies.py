@@ -18,27 +18,19 @@ from helpers import draw_programs
 from strategies import dynamic_markings, pad_specs, pointwise_chains, programs, shapes, size_schedules, views
 
 N = 400
-_cache = {}
+@pytest.fixture(scope="module")
+def blind_draws():
+    """N blind draws, drawn once: module-scoped, so the tests reading them run in one pytest-xdist worker
+    (tests/conftest.py groups them), which draws the 400 programs (10-15 CPU-s) once."""
+    return draw_programs(N, seed=11)
 
 
-# The tests that read corpus_of_draws() run in one pytest-xdist worker (scripts/test.sh's --dist loadgroup):
-# each worker would draw the 400 programs again, 10-15 CPU-s.
-BLIND_DRAWS = pytest.mark.xdist_group("blind_draws")
-
-
-def corpus_of_draws():
-    if "p" not in _cache:
-        _cache["p"] = draw_programs(N, seed=11)
-    return _cache["p"]
-
-
-@BLIND_DRAWS
-def test_eager_accepts_generated_programs():
+def test_eager_accepts_generated_programs(blind_draws):
     """Programs are valid by construction: eager runs >= 97% of them at every call,
     and each output has the dtype and rank the generator inferred for it (a value
     typed wrongly is drawn into the ops of the wrong type: torch.any of uint8 is uint8)."""
     # not those that end in an op eager refuses on purpose (strategies/programs.py CONTRACT_DRAWS)
-    progs = [p for p in corpus_of_draws() if not any(c.op == "eager_rejects" for c in p.ops)]
+    progs = [p for p in blind_draws if not any(c.op == "eager_rejects" for c in p.ops)]
     failures, mistyped = [], []
     for p in progs:
         info = typecheck(p)
@@ -238,8 +230,7 @@ def test_a_float_kept_as_an_integer_reads_an_inputs_bits_also_in_the_float64_ref
                               inputs=[x0]))
 
 
-@BLIND_DRAWS
-def test_every_op_mode_and_marking_appears_and_every_op_is_reachable():
+def test_every_op_mode_and_marking_appears_and_every_op_is_reachable(blind_draws):
     """Blind draws (the 400 programs the eager test runs) hold every family, marking, layout, dtype and
     `dynamic`; `shapefuzz run`'s default draws (pair-aimed) hold 95% of the ops in 200 programs, and each other
     op is drawn by programs() when the menu is just that op. (One test rather than one per op: pytest-xdist
@@ -254,7 +245,7 @@ def test_every_op_mode_and_marking_appears_and_every_op_is_reachable():
         o.op == name for p in draw_programs(10, seed=1, ops=[name], max_ops=3) for o in p.ops)]
     assert not unreachable
     assert len(ops) >= 0.95 * len(OPS.ops)
-    progs = corpus_of_draws()
+    progs = blind_draws
     fams = collections.Counter(OPS[o.op].family for p in progs for o in p.ops)
     # pad modes from a pad-only menu: in the wide draws pad is one op of many, and a mode can miss all of them
     modes = collections.Counter(o.params["mode"] for p in draw_programs(100, seed=5, ops=["pad"], max_ops=2)
