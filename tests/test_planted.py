@@ -220,6 +220,11 @@ def test_a_campaign_stops_at_its_first_finding_with_max_findings_1(tmp_path):
     assert summary["cases"] < 300 and summary["cases"] == findings[0]["i"] + 1, (summary["cases"], findings[0])
 
 
+# The one 150-case campaign on a correct backend: every feature the generator reaches (matmuls, strides,
+# aliasing inputs, narrow ints, data-dependent ops, gradients) agrees with eager under Dynamo's eager
+# backend, which runs the captured graph as it is (fuzz.planted:passthrough does the same through the
+# module:attr path, which every planted campaign of tests/test_campaign.py takes). That each feature is
+# reached and its bug seen is test_campaign.py's test_one_planted_bug_gives_one_entry.
 # aot_eager is not here: it has real divergences (seed 7, torch 2.13 CPU: F.dropout's identity
 # return cloned by AOTAutograd, pytorch#115249; an output stride order on an overlapping input).
 @pytest.mark.campaign
