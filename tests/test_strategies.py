@@ -18,6 +18,8 @@ from helpers import draw_programs
 from strategies import dynamic_markings, pad_specs, pointwise_chains, programs, shapes, size_schedules, views
 
 N = 400
+
+
 @pytest.fixture(scope="module")
 def blind_draws():
     """N blind draws, drawn once: module-scoped, so the tests reading them run in one pytest-xdist worker
