@@ -3,10 +3,7 @@
 #   bash scripts/test.sh              every test but the campaign ones (about 10 minutes on 2 cores)
 #   bash scripts/test.sh --campaign   the campaign tests: whole campaigns and searches, a minute or more each
 #   bash scripts/test.sh --all        both
-# Spread over the CPUs (pytest-xdist), one worker more than there are CPUs:
-# many tests wait on a child process or a time limit (sandboxes, hangs, CLI
-# runs), and a spare worker keeps the CPUs busy meanwhile.
-# SHAPEFUZZ_TEST_WORKERS=N sets the count; 0 runs in one process.
+# Spread over the CPUs (pytest-xdist); SHAPEFUZZ_TEST_WORKERS=0 runs in one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 select=(-m "not campaign")
@@ -15,5 +12,4 @@ case "${1:-}" in
   --all) select=(); shift;;
 esac
 bash scripts/setup.sh
-workers=${SHAPEFUZZ_TEST_WORKERS:-$(( $(nproc) + 1 ))}
-exec .venv/bin/python -m pytest -q -n "$workers" --dist loadgroup --durations=25 "${select[@]}" "$@"
+exec .venv/bin/python -m pytest -q -n "${SHAPEFUZZ_TEST_WORKERS:-auto}" --dist loadgroup --durations=25 "${select[@]}" "$@"
